@@ -1,0 +1,9 @@
+"""Command groups of ``flagci``; each module has ``register(subparsers)``."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from ci.commands import lanes_cmd
+
+COMMAND_MODULES: tuple[ModuleType, ...] = (lanes_cmd,)

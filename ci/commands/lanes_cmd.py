@@ -1,0 +1,39 @@
+"""``flagci lanes list|show``: read the lane matrix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ci.lanes import LaneMatrix, load_matrix
+
+
+def matrix_from(args: argparse.Namespace) -> LaneMatrix:
+    return load_matrix(Path(args.lanes_file) if args.lanes_file else None)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    lanes = subparsers.add_parser("lanes", help="show the lane matrix")
+    sub = lanes.add_subparsers(dest="lanes_command", required=True, metavar="ACTION")
+    listing = sub.add_parser("list", help="one line per lane")
+    listing.set_defaults(handler=_list)
+    show = sub.add_parser("show", help="a lane's full definition as JSON")
+    show.add_argument("lane")
+    show.set_defaults(handler=_show)
+
+
+def _list(args: argparse.Namespace) -> int:
+    matrix = matrix_from(args)
+    width = max(len(name) for name in matrix.lanes)
+    for name, lane in matrix.lanes.items():
+        targets = ",".join(t.label for t in lane.targets)
+        default = " (default)" if name == matrix.default_lane else ""
+        print(f"{name:<{width}}  {lane.vendor:<8}  py{lane.python:<5} {targets}{default}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    lane = matrix_from(args).lane(args.lane)
+    print(json.dumps(lane.model_dump(), indent=2))
+    return 0

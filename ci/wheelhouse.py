@@ -1,0 +1,146 @@
+"""A lane's wheelhouse: every pinned wheel downloaded, checked and hash-locked.
+
+The controller downloads with its own pip configuration (one ``pip download`` per package
+index, since each pin names its index), then checks each wheel before anything installs
+it: the sha256 against the lane matrix where it is known, and the archive itself (a wheel
+published as a broken zip must stop the lane here, not on a node). The result is
+``requirements.lock``: one ``name==version --hash=sha256:...`` line per pin, installed
+with ``pip install --no-index --require-hashes``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+import zipfile
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci import atomic, process
+from ci.errors import EnvironmentSetupError
+from ci.lanes import Lane, LaneMatrix, Pin
+
+LOCK_NAME = "requirements.lock"
+
+
+class WheelError(EnvironmentSetupError):
+    """A downloaded wheel is missing, has the wrong hash, or is not a valid archive."""
+
+
+@dataclass(frozen=True)
+class Wheelhouse:
+    lane: str
+    folder: Path
+
+    @property
+    def lock(self) -> Path:
+        return self.folder / LOCK_NAME
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def find_wheel(folder: Path, pin: Pin) -> Path | None:
+    """The wheel file for ``pin`` in ``folder`` (wheel names use ``_`` and keep ``+local``)."""
+    stem = f"{_canonical(pin.name)}-{pin.version}-"
+    for path in sorted(folder.glob("*.whl")):
+        if path.name.lower().startswith(stem.lower()):
+            return path
+    return None
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_wheel(lane: Lane, pin: Pin, path: Path) -> str:
+    """Verify one wheel; return its sha256. Raise WheelError naming package and lane."""
+    where = f"lane '{lane.name}': package '{pin.name}' {pin.version} ({path.name})"
+    digest = sha256_of(path)
+    if pin.sha256 is not None and digest != pin.sha256:
+        raise WheelError(
+            f"{where}: sha256 mismatch: the lane matrix pins {pin.sha256}, the file has {digest}"
+        )
+    try:
+        with zipfile.ZipFile(path) as archive:
+            broken = archive.testzip()
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError, EOFError) as err:
+        raise WheelError(f"{where}: not a valid wheel archive: {err}") from None
+    if broken is not None:
+        raise WheelError(f"{where}: corrupt member in the wheel archive: {broken}")
+    if not any(n.endswith(".dist-info/RECORD") for n in names):
+        raise WheelError(f"{where}: not a wheel: no .dist-info/RECORD inside")
+    return digest
+
+
+def _download_args(lane: Lane) -> list[str]:
+    host = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if lane.python == host:
+        return []
+    # A lane on another Python: ask pip for that interpreter's binary wheels.
+    return [
+        "--only-binary=:all:",
+        "--python-version",
+        lane.python,
+        "--implementation",
+        "cp",
+        *[f"--platform=manylinux_2_{n}_x86_64" for n in (17, 27, 28, 31, 34, 35)],
+        "--platform=manylinux2014_x86_64",
+    ]
+
+
+def prepare(
+    matrix: LaneMatrix,
+    lane: Lane,
+    folder: Path,
+    environ: Mapping[str, str] | None = None,
+) -> Wheelhouse:
+    """Download (where missing), check and lock every pin of ``lane`` into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    missing: dict[str, list[Pin]] = defaultdict(list)
+    for pin in lane.pins:
+        if find_wheel(folder, pin) is None:
+            missing[pin.index].append(pin)
+    for index, pins in missing.items():
+        url = matrix.index_url(index, environ)
+        process.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--retries",
+                "1",
+                "--index-url",
+                url,
+                "--dest",
+                str(folder),
+                *_download_args(lane),
+                *[p.requirement for p in pins],
+            ],
+            error=EnvironmentSetupError,
+            what=f"lane '{lane.name}': downloading {', '.join(p.name for p in pins)}"
+            f" from index '{index}'",
+        )
+    lines = []
+    for pin in lane.pins:
+        path = find_wheel(folder, pin)
+        if path is None:
+            raise WheelError(
+                f"lane '{lane.name}': package '{pin.name}' {pin.version}: no wheel in {folder}"
+            )
+        digest = check_wheel(lane, pin, path)
+        lines.append(f"{pin.requirement} --hash=sha256:{digest}")
+    house = Wheelhouse(lane=lane.name, folder=folder)
+    atomic.write_text(house.lock, "\n".join(lines) + "\n")
+    return house
