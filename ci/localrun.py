@@ -80,9 +80,11 @@ def _smoke(
         *options.pytest_args,
     ]
     child_env = {"FLAGCI_LANE_FILE": str(env.lane_file), **lane.device.env}
+    folder.mkdir(parents=True, exist_ok=True)
     try:
         result = process.run(
             args,
+            cwd=folder,
             error=InfrastructureError,
             what=f"lane '{lane.name}': smoke suite",
             env=child_env,
