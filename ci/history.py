@@ -1,0 +1,521 @@
+"""The run history: every run's merged JUnit in one SQLite file, one transaction per run.
+
+A run folder (``results/<run-id>/``) is read completely and checked before the database is
+touched; the run is then stored in a single ``BEGIN IMMEDIATE`` transaction, so a reader or
+a second ingesting process sees the whole run or none of it. Ingesting the same run again
+is a no-op; ingesting different contents under a run id already stored is refused.
+
+The XML is untrusted (it comes back from vendor machines): it is size-capped, parsed with
+defusedxml (no DTD, no entity expansion, no external references, no network) and only
+then handed to junitparser.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Literal
+from xml.etree.ElementTree import Element, ParseError
+
+import defusedxml.ElementTree as SafeET
+from defusedxml.common import DefusedXmlException
+from junitparser import (
+    Error,
+    Failure,
+    JUnitXml,
+    JUnitXmlError,
+    Properties,
+    Skipped,
+    TestCase,
+)
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+
+from ci.errors import HistoryError, ReportError
+
+DEFAULT_DB = Path("results/history.sqlite")
+SCHEMA_VERSION = 1
+MAX_JUNIT_BYTES = 256 * 1024 * 1024
+MAX_RUN_JSON_BYTES = 4 * 1024 * 1024
+MAX_TEXT_CHARS = 64 * 1024
+MAX_ARTIFACT_FILES = 200
+BUSY_TIMEOUT_S = 120.0
+
+RunId = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+Outcome = Literal["passed", "failed", "error", "skipped"]
+
+_OUTCOMES: dict[type, Outcome] = {Failure: "failed", Error: "error", Skipped: "skipped"}
+
+_NUMERIC_PROPERTIES = {
+    "compile_seconds": float,
+    "shared_bytes": int,
+    "registers": int,
+    "spills": int,
+}
+
+
+class _Record(BaseModel):
+    # run.json is written by the run modules; history reads only the keys it needs.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class CompilerRecord(_Record):
+    package: StrictStr
+    version: StrictStr
+    triton: StrictStr = ""
+
+
+class LaneRecord(_Record):
+    vendor: StrictStr
+    family: StrictStr = ""
+    baseline: StrictStr | None = None
+    compiler: CompilerRecord
+    pins: dict[StrictStr, StrictStr] = {}
+
+    @property
+    def pins_digest(self) -> str:
+        canonical = json.dumps(sorted(self.pins.items()), separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+class RunRecord(_Record):
+    run_id: RunId
+    started: datetime
+    finished: datetime
+    kind: StrictStr = "local"
+    lanes: Annotated[dict[StrictStr, LaneRecord], Field(min_length=1)]
+    nodes: tuple[StrictStr, ...] = ()
+    status: StrictStr = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One testcase of one (lane, node) as stored in the history."""
+
+    lane: str
+    node: str
+    test: str
+    outcome: Outcome
+    message: str
+    details: str
+    signature: str
+    failure_kind: str
+    kernel: str
+    config: str
+    target: str
+    compile_seconds: float | None
+    shared_bytes: int | None
+    registers: int | None
+    spills: int | None
+    artifacts: str
+    duration: float | None
+
+
+@dataclass(frozen=True)
+class RunContents:
+    """A run folder read and checked completely, ready to be stored."""
+
+    run: RunRecord
+    run_dir: Path
+    results: tuple[CaseResult, ...]
+    artifact_files: tuple[tuple[str, str, str, str], ...]  # lane, node, test, path
+    digest: str
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    run_id: str
+    testcases: int
+    lanes: tuple[str, ...]
+    already_present: bool
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    started TEXT NOT NULL,
+    finished TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    nodes TEXT NOT NULL,
+    run_dir TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    ingested TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_lanes (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    lane TEXT NOT NULL,
+    vendor TEXT NOT NULL,
+    family TEXT NOT NULL,
+    baseline TEXT,
+    compiler_package TEXT NOT NULL,
+    compiler_version TEXT NOT NULL,
+    triton_version TEXT NOT NULL,
+    pins TEXT NOT NULL,
+    pins_digest TEXT NOT NULL,
+    PRIMARY KEY (run_id, lane)
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    lane TEXT NOT NULL,
+    node TEXT NOT NULL,
+    test TEXT NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('passed', 'failed', 'error', 'skipped')),
+    message TEXT NOT NULL,
+    details TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    failure_kind TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    config TEXT NOT NULL,
+    target TEXT NOT NULL,
+    compile_seconds REAL,
+    shared_bytes INTEGER,
+    registers INTEGER,
+    spills INTEGER,
+    artifacts TEXT NOT NULL,
+    duration REAL,
+    PRIMARY KEY (run_id, lane, node, test)
+);
+CREATE INDEX IF NOT EXISTS results_by_lane_test ON results (lane, test);
+CREATE TABLE IF NOT EXISTS artifact_files (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    lane TEXT NOT NULL,
+    node TEXT NOT NULL,
+    test TEXT NOT NULL,
+    path TEXT NOT NULL,
+    PRIMARY KEY (run_id, lane, node, test, path)
+);
+"""
+
+
+# --------------------------------------------------------------------------------------
+# Reading a run folder
+
+
+def read_run(run_dir: Path, *, max_junit_bytes: int = MAX_JUNIT_BYTES) -> RunContents:
+    """Read ``run.json`` and ``merged.xml`` of a run folder; raise ReportError naming the file."""
+    run_json = run_dir / "run.json"
+    merged = run_dir / "merged.xml"
+    run_bytes = _read_capped(run_json, MAX_RUN_JSON_BYTES)
+    try:
+        run = RunRecord.model_validate_json(run_bytes)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"key '{'.'.join(str(p) for p in e['loc']) or '(top level)'}': {e['msg']}"
+            for e in err.errors()
+        )
+        raise ReportError(f"{run_json}: {problems}") from None
+    junit_bytes = _read_capped(merged, max_junit_bytes)
+    results = parse_junit(junit_bytes, source=merged, run=run)
+    files = tuple(_artifact_files(run_dir, results))
+    digest = hashlib.sha256(run_bytes + b"\0" + junit_bytes).hexdigest()
+    return RunContents(run, run_dir, results, files, digest)
+
+
+def _read_capped(path: Path, limit: int) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
+                raise ReportError(f"{path}: {size} bytes, more than the limit of {limit} bytes")
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise ReportError(f"{path}: not found") from None
+    except IsADirectoryError:
+        raise ReportError(f"{path}: is a directory, expected a file") from None
+    if len(data) > limit:  # the file grew while being read
+        raise ReportError(f"{path}: more than the limit of {limit} bytes")
+    return data
+
+
+def parse_junit(data: bytes, *, source: Path, run: RunRecord) -> tuple[CaseResult, ...]:
+    """Parse a merged JUnit document safely into case results of ``run``'s lanes."""
+    root = _safe_root(data, source)
+    try:
+        document = JUnitXml.fromroot(root)
+    except JUnitXmlError:
+        raise ReportError(
+            f"{source}: root element is <{root.tag}>, expected <testsuites> or <testsuite>"
+        ) from None
+    results: list[CaseResult] = []
+    seen: set[tuple[str, str, str]] = set()
+    for suite in document:
+        for case in suite:
+            result = _case_result(case, source, run)
+            key = (result.lane, result.node, result.test)
+            if key in seen:
+                raise ReportError(
+                    f"{source}: testcase '{result.test}' of lane '{result.lane}'"
+                    f" on node '{result.node}' appears twice"
+                )
+            seen.add(key)
+            results.append(result)
+    return tuple(results)
+
+
+def _safe_root(data: bytes, source: Path) -> Element:
+    if not data.strip():
+        raise ReportError(f"{source}: empty file, expected JUnit XML")
+    try:
+        root: Element = SafeET.fromstring(
+            data, forbid_dtd=True, forbid_entities=True, forbid_external=True
+        )
+    except DefusedXmlException as err:
+        raise ReportError(f"{source}: refused hostile XML ({type(err).__name__}: {err})") from None
+    except ParseError as err:
+        raise ReportError(f"{source}: not well-formed XML: {err}") from None
+    except (LookupError, ValueError) as err:
+        raise ReportError(f"{source}: unreadable XML: {err}") from None
+    return root
+
+
+def _case_result(case: TestCase, source: Path, run: RunRecord) -> CaseResult:
+    name = case.name or ""
+    classname = case.classname or ""
+    if not name:
+        raise ReportError(f"{source}: a testcase has no 'name' attribute")
+    test = name if "::" in name or not classname else f"{classname}::{name}"
+    props: dict[str, str] = {}
+    for properties in case.iterchildren(Properties):
+        for prop in properties:
+            if prop.name:
+                props[prop.name] = prop.value or ""
+    lane = props.get("lane", "")
+    if lane not in run.lanes:
+        known = ", ".join(sorted(run.lanes))
+        what = f"lane '{lane}' is not in run.json (lanes: {known})" if lane else "no 'lane'"
+        raise ReportError(f"{source}: testcase '{test}': property {what}")
+    numbers: dict[str, float | int | None] = {}
+    for key, kind in _NUMERIC_PROPERTIES.items():
+        raw = props.get(key, "")
+        try:
+            numbers[key] = kind(raw) if raw != "" else None
+        except ValueError:
+            raise ReportError(
+                f"{source}: testcase '{test}': property '{key}' is not a number: {raw[:80]!r}"
+            ) from None
+    outcome: Outcome = "passed"
+    message = details = ""
+    for result in case.result:
+        outcome = _OUTCOMES[type(result)]
+        message = result.message or ""
+        details = result.text or ""
+        break
+    try:
+        duration = case.time
+    except ValueError:
+        raise ReportError(f"{source}: testcase '{test}': attribute 'time' is not a number") from None
+    return CaseResult(
+        lane=lane,
+        node=props.get("node", ""),
+        test=test,
+        outcome=outcome,
+        message=message[:MAX_TEXT_CHARS],
+        details=details[:MAX_TEXT_CHARS],
+        signature=props.get("signature", ""),
+        failure_kind=props.get("failure_kind", ""),
+        kernel=props.get("kernel", ""),
+        config=props.get("config", ""),
+        target=props.get("target", ""),
+        compile_seconds=numbers["compile_seconds"],
+        shared_bytes=_int_or_none(numbers["shared_bytes"]),
+        registers=_int_or_none(numbers["registers"]),
+        spills=_int_or_none(numbers["spills"]),
+        artifacts=props.get("artifacts", ""),
+        duration=duration,
+    )
+
+
+def _int_or_none(value: float | int | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _artifact_files(run_dir: Path, results: tuple[CaseResult, ...]) -> Iterator[tuple[str, ...]]:
+    """Files under each failed test's artifact folder, relative to the run folder.
+
+    Only folders inside the run folder are listed; links are not followed.
+    """
+    root = run_dir.resolve()
+    for result in results:
+        if result.outcome not in ("failed", "error") or not result.artifacts:
+            continue
+        folder = (root / result.artifacts).resolve()
+        if not folder.is_relative_to(root) or not folder.is_dir():
+            continue
+        count = 0
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames.sort()
+            for filename in sorted(filenames):
+                path = Path(dirpath) / filename
+                if path.is_symlink() or count >= MAX_ARTIFACT_FILES:
+                    continue
+                count += 1
+                yield (result.lane, result.node, result.test, path.relative_to(root).as_posix())
+
+
+# --------------------------------------------------------------------------------------
+# The database
+
+
+@contextmanager
+def connect(db: Path, *, create: bool = True) -> Iterator[sqlite3.Connection]:
+    """Open the history database (WAL, busy timeout), creating its schema if needed."""
+    if not create and not db.is_file():
+        raise HistoryError(f"{db}: no history database (ingest a run first)")
+    db.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA foreign_keys = ON")
+            _ensure_schema(connection, db)
+        except sqlite3.DatabaseError as err:
+            raise HistoryError(f"{db}: not a usable history database: {err}") from None
+        yield connection
+    finally:
+        connection.close()
+
+
+def _ensure_schema(connection: sqlite3.Connection, db: Path) -> None:
+    with transaction(connection):
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                connection.execute(statement)
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None:
+            connection.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+            )
+        elif row[0] != str(SCHEMA_VERSION):
+            raise HistoryError(
+                f"{db}: history schema {row[0]}, this flagci reads schema {SCHEMA_VERSION}"
+            )
+
+
+@contextmanager
+def transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; anything raised inside rolls everything back."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def ingest_run(db: Path, run_dir: Path, *, max_junit_bytes: int = MAX_JUNIT_BYTES) -> IngestResult:
+    """Store one run folder in the history; a run already stored with equal contents is a no-op."""
+    contents = read_run(run_dir, max_junit_bytes=max_junit_bytes)
+    with connect(db) as connection:
+        return store_run(connection, contents, db)
+
+
+def store_run(connection: sqlite3.Connection, contents: RunContents, db: Path) -> IngestResult:
+    run = contents.run
+    lanes = tuple(run.lanes)
+    try:
+        with transaction(connection):
+            row = connection.execute(
+                "SELECT digest, run_dir FROM runs WHERE run_id = ?", (run.run_id,)
+            ).fetchone()
+            if row is not None:
+                if row[0] != contents.digest:
+                    raise HistoryError(
+                        f"{db}: run '{run.run_id}' is already stored from {row[1]} with other"
+                        f" contents; refusing to mix it with {contents.run_dir}"
+                    )
+                return IngestResult(run.run_id, len(contents.results), lanes, True)
+            _insert(connection, contents)
+    except sqlite3.Error as err:
+        raise HistoryError(f"{db}: storing run '{run.run_id}' failed: {err}") from None
+    return IngestResult(run.run_id, len(contents.results), lanes, False)
+
+
+def _insert(connection: sqlite3.Connection, contents: RunContents) -> None:
+    run = contents.run
+    connection.execute(
+        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            run.run_id,
+            _utc(run.started),
+            _utc(run.finished),
+            run.kind,
+            run.status,
+            json.dumps(list(run.nodes)),
+            str(contents.run_dir.resolve()),
+            contents.digest,
+            _utc(datetime.now(UTC)),
+        ),
+    )
+    connection.executemany(
+        "INSERT INTO run_lanes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                run.run_id,
+                name,
+                lane.vendor,
+                lane.family or lane.vendor,
+                lane.baseline,
+                lane.compiler.package,
+                lane.compiler.version,
+                lane.compiler.triton,
+                json.dumps(lane.pins, sort_keys=True),
+                lane.pins_digest,
+            )
+            for name, lane in run.lanes.items()
+        ],
+    )
+    connection.executemany(
+        "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                run.run_id,
+                r.lane,
+                r.node,
+                r.test,
+                r.outcome,
+                r.message,
+                r.details,
+                r.signature,
+                r.failure_kind,
+                r.kernel,
+                r.config,
+                r.target,
+                r.compile_seconds,
+                r.shared_bytes,
+                r.registers,
+                r.spills,
+                r.artifacts,
+                r.duration,
+            )
+            for r in contents.results
+        ],
+    )
+    connection.executemany(
+        "INSERT INTO artifact_files VALUES (?, ?, ?, ?, ?)",
+        [(run.run_id, *row) for row in contents.artifact_files],
+    )
+
+
+def _utc(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def run_folders(results_dir: Path) -> list[Path]:
+    """Every run folder (one holding ``run.json``) directly under ``results_dir``."""
+    if not results_dir.is_dir():
+        raise ReportError(f"{results_dir}: not a directory")
+    return sorted(p.parent for p in results_dir.glob("*/run.json") if p.is_file())
+
