@@ -239,7 +239,8 @@ def parse_junit(data: bytes, *, source: Path, run: RunRecord) -> tuple[CaseResul
     """Parse a merged JUnit document safely into case results of ``run``'s lanes."""
     root = _safe_root(data, source)
     try:
-        document = JUnitXml.fromroot(root)
+        # junitparser annotates fromroot's argument as its own wrapper; it takes etree's root.
+        document = JUnitXml.fromroot(root)  # type: ignore[arg-type]
     except JUnitXmlError:
         raise ReportError(
             f"{source}: root element is <{root.tag}>, expected <testsuites> or <testsuite>"
@@ -283,7 +284,7 @@ def _case_result(case: TestCase, source: Path, run: RunRecord) -> CaseResult:
         raise ReportError(f"{source}: a testcase has no 'name' attribute")
     test = name if "::" in name or not classname else f"{classname}::{name}"
     props: dict[str, str] = {}
-    for properties in case.iterchildren(Properties):
+    for properties in case.iterchildren(Properties):  # type: ignore[no-untyped-call]
         for prop in properties:
             if prop.name:
                 props[prop.name] = prop.value or ""
@@ -311,7 +312,9 @@ def _case_result(case: TestCase, source: Path, run: RunRecord) -> CaseResult:
     try:
         duration = case.time
     except ValueError:
-        raise ReportError(f"{source}: testcase '{test}': attribute 'time' is not a number") from None
+        raise ReportError(
+            f"{source}: testcase '{test}': attribute 'time' is not a number"
+        ) from None
     return CaseResult(
         lane=lane,
         node=props.get("node", ""),
@@ -337,7 +340,9 @@ def _int_or_none(value: float | int | None) -> int | None:
     return None if value is None else int(value)
 
 
-def _artifact_files(run_dir: Path, results: tuple[CaseResult, ...]) -> Iterator[tuple[str, ...]]:
+def _artifact_files(
+    run_dir: Path, results: tuple[CaseResult, ...]
+) -> Iterator[tuple[str, str, str, str]]:
     """Files under each failed test's artifact folder, relative to the run folder.
 
     Only folders inside the run folder are listed; links are not followed.
@@ -435,13 +440,13 @@ def store_run(connection: sqlite3.Connection, contents: RunContents, db: Path) -
                         f" contents; refusing to mix it with {contents.run_dir}"
                     )
                 return IngestResult(run.run_id, len(contents.results), lanes, True)
-            _insert(connection, contents)
+            _insert(connection, contents, _stored_run_dir(db, contents.run_dir))
     except sqlite3.Error as err:
         raise HistoryError(f"{db}: storing run '{run.run_id}' failed: {err}") from None
     return IngestResult(run.run_id, len(contents.results), lanes, False)
 
 
-def _insert(connection: sqlite3.Connection, contents: RunContents) -> None:
+def _insert(connection: sqlite3.Connection, contents: RunContents, run_dir: str) -> None:
     run = contents.run
     connection.execute(
         "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -452,7 +457,7 @@ def _insert(connection: sqlite3.Connection, contents: RunContents) -> None:
             run.kind,
             run.status,
             json.dumps(list(run.nodes)),
-            str(contents.run_dir.resolve()),
+            run_dir,
             contents.digest,
             _utc(datetime.now(UTC)),
         ),
@@ -507,6 +512,17 @@ def _insert(connection: sqlite3.Connection, contents: RunContents) -> None:
     )
 
 
+def _stored_run_dir(db: Path, run_dir: Path) -> str:
+    """The run folder relative to the database's folder when inside it, so both can move."""
+    base = db.resolve().parent
+    folder = run_dir.resolve()
+    return folder.relative_to(base).as_posix() if folder.is_relative_to(base) else str(folder)
+
+
+def resolve_run_dir(db: Path, stored: str) -> Path:
+    return db.resolve().parent / stored
+
+
 def _utc(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
@@ -518,4 +534,3 @@ def run_folders(results_dir: Path) -> list[Path]:
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir}: not a directory")
     return sorted(p.parent for p in results_dir.glob("*/run.json") if p.is_file())
-
