@@ -51,8 +51,7 @@ def _ingest(args: argparse.Namespace) -> int:
         run_dirs += history.run_folders(args.all)
     if not run_dirs:
         raise UsageError("history ingest: name at least one RUN_DIR, or --all RESULTS_DIR")
-    for run_dir in run_dirs:
-        result = history.ingest_run(args.db, run_dir)
+    for result in history.ingest_runs(args.db, run_dirs):
         state = "already stored" if result.already_present else "stored"
         lanes = ", ".join(result.lanes)
         print(f"{result.run_id}: {state}, {result.testcases} testcases, lanes {lanes}")
