@@ -49,8 +49,11 @@ def _ingest(args: argparse.Namespace) -> int:
     run_dirs: list[Path] = list(args.run_dirs)
     if args.all is not None:
         run_dirs += history.run_folders(args.all)
-    if not run_dirs:
+    if args.all is None and not run_dirs:
         raise UsageError("history ingest: name at least one RUN_DIR, or --all RESULTS_DIR")
+    if not run_dirs:
+        print(f"no run folders under {args.all}")
+        return 0
     for result in history.ingest_runs(args.db, run_dirs):
         state = "already stored" if result.already_present else "stored"
         lanes = ", ".join(result.lanes)
