@@ -8,8 +8,9 @@ For the latest run of each lane that ran a test:
 - failing since: the run, the compiler version and the number of runs of the current
   streak of failures;
 - flaky: different outcomes on the same pins: the nodes of one run disagree, or within the
-  lane's recent runs on the latest pins the outcome flipped more than once (a single flip is
-  a new failure or a fix: the change may be ours);
+  lane's recent runs on the latest pins one run's outcome differs from the runs on both
+  sides of it (pass, fail, pass or fail, pass, fail). A failure that lasts two runs or more
+  and then passes is a failure and its fix, not flakiness;
 - FlagTree regression: it fails on a FlagTree lane and passes on that lane's baseline lane
   in the same run;
 - known issue: the failure matches the known-issue ledger. A known failure is shown as
@@ -27,7 +28,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import cached_property
-from itertools import pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -342,8 +342,10 @@ def _flaky(timeline: tuple[Observation, ...]) -> bool:
     if any(o.nodes_disagree for o in recent):
         return True
     outcomes = [o.outcome for o in recent if o.outcome != "skipped"]
-    flips = sum(1 for a, b in pairwise(outcomes) if a != b)
-    return flips >= 2
+    return any(
+        before == after != middle
+        for before, middle, after in zip(outcomes, outcomes[1:], outcomes[2:], strict=False)
+    )
 
 
 def _streak(ran: list[Observation], started: dict[str, datetime]) -> Streak:
