@@ -205,7 +205,7 @@ def _index(history: History, lane_order: Sequence[str]) -> str:
     regressions = sum(1 for v in history.verdicts.values() if v.regression_of)
     parts = [
         f"<p class='meta'>{len(history.runs)} runs in the history; latest run"
-        f" <b>{e(latest.run_id)}</b> ({e(latest.kind)}, {e(latest.status or 'unknown')}),"
+        f" <strong>{e(latest.run_id)}</strong> ({e(latest.kind)}, {e(latest.status or 'unknown')}),"
         f" started {e(latest.started.strftime('%Y-%m-%d %H:%M UTC'))}.</p>",
         f"<p class='summary'>{summary}<span>FlagTree regressions: {regressions}</span></p>",
         "<h2>Known issues</h2>",

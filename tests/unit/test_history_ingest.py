@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
@@ -45,8 +44,12 @@ def test_real_pytest_junit_is_stored_with_its_properties(tmp_path: Path) -> None
             LANE,
             "compile[sm_80]",
             "passed",
-            properties={"kernel": "unified_attention", "compile_seconds": "1.25",
-                        "shared_bytes": "49152", "target": "sm_80"},
+            properties={
+                "kernel": "unified_attention",
+                "compile_seconds": "1.25",
+                "shared_bytes": "49152",
+                "target": "sm_80",
+            },
         ),
         Case(LANE, "backend[corex]", "failed", ERROR_TEXT, {"signature": "backend:0-compatible"}),
         Case(LANE, "vllm", "skipped", "no model on this lane"),
@@ -116,7 +119,8 @@ GOOD = (
         pytest.param(EXTERNAL_ENTITY, "refused hostile XML", id="external-entity"),
         pytest.param(EXTERNAL_DTD, "refused hostile XML", id="external-dtd"),
         pytest.param(
-            BILLION_LAUGHS.decode().replace('version="1.0"', 'version="1.0" encoding="utf-16"')
+            BILLION_LAUGHS.decode()
+            .replace('version="1.0"', 'version="1.0" encoding="utf-16"')
             .encode("utf-16"),
             "refused hostile XML",
             id="entities-hidden-in-utf16",
@@ -127,18 +131,35 @@ GOOD = (
             GOOD.replace(b'value="cpu', b'value="\xe9\xff cpu'), "not well-formed", id="not-utf8"
         ),
         pytest.param(
-            GOOD.replace(b"utf-8", b"klingon-8"), "(unreadable|not well-formed)", id="unknown-encoding"
+            GOOD.replace(b"utf-8", b"klingon-8"),
+            "(unreadable|not well-formed)",
+            id="unknown-encoding",
         ),
-        pytest.param(b"<html><body>502 Bad Gateway</body></html>", "expected <testsuites>", id="not-junit"),
-        pytest.param(GOOD.replace(b"cpu-triton-3.6.0", b"cpu-nope"), "lane 'cpu-nope' is not in run.json", id="unknown-lane"),
-        pytest.param(GOOD.replace(b'<property name="lane" value="cpu-triton-3.6.0"/>', b""), "no 'lane'", id="no-lane"),
         pytest.param(
-            GOOD.replace(b"</properties>", b'<property name="shared_bytes" value="lots"/></properties>'),
+            b"<html><body>502 Bad Gateway</body></html>", "expected <testsuites>", id="not-junit"
+        ),
+        pytest.param(
+            GOOD.replace(b"cpu-triton-3.6.0", b"cpu-nope"),
+            "lane 'cpu-nope' is not in run.json",
+            id="unknown-lane",
+        ),
+        pytest.param(
+            GOOD.replace(b'<property name="lane" value="cpu-triton-3.6.0"/>', b""),
+            "no 'lane'",
+            id="no-lane",
+        ),
+        pytest.param(
+            GOOD.replace(
+                b"</properties>", b'<property name="shared_bytes" value="lots"/></properties>'
+            ),
             "'shared_bytes' is not a number",
             id="bad-number",
         ),
         pytest.param(
-            GOOD.replace(b"</testsuite>", GOOD[GOOD.index(b"<testcase"):GOOD.index(b"</testsuite>")] + b"</testsuite>"),
+            GOOD.replace(
+                b"</testsuite>",
+                GOOD[GOOD.index(b"<testcase") : GOOD.index(b"</testsuite>")] + b"</testsuite>",
+            ),
             "appears twice",
             id="duplicate-testcase",
         ),
@@ -219,7 +240,7 @@ def test_artifact_files_of_failed_tests_are_listed_inside_the_run_only(tmp_path:
     folder.mkdir(parents=True)
     (folder / "kernel.make_ttgir.repro.mlir").write_text("module {}")
     (folder / "failure.json").write_text("{}")
-    os.symlink("/etc/passwd", folder / "passwd")
+    (folder / "passwd").symlink_to("/etc/passwd")
     (run / "artifacts" / "cpu" / "c").mkdir()
     (run / "artifacts" / "cpu" / "c" / "ok.txt").write_text("")
     contents = read_run(run)

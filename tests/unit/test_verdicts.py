@@ -35,7 +35,9 @@ def feed(tmp_path: Path, runs: Sequence[Sequence[Case]], **kw: object) -> Histor
     return evaluate(db, load_ledger())
 
 
-def outcomes(*seq: str, lane: str = CPU, test: str = "s::t", message: str = SHARED) -> list[list[Case]]:
+def outcomes(
+    *seq: str, lane: str = CPU, test: str = "s::t", message: str = SHARED
+) -> list[list[Case]]:
     return [[Case(lane, test, o, message if o == "failed" else "")] for o in seq]
 
 
@@ -53,9 +55,13 @@ def test_pass_fail_skip_outcomes(tmp_path: Path) -> None:
 
 
 def test_a_junit_error_counts_as_a_failure(tmp_path: Path) -> None:
-    history = feed(tmp_path, outcomes("passed") + [[Case(CPU, "s::t", "error", "worker crashed")]])
+    history = feed(tmp_path, [*outcomes("passed"), [Case(CPU, "s::t", "error", "worker crashed")]])
     verdict = history.verdicts[(CPU, "s::t")]
-    assert (verdict.outcome, verdict.kind, verdict.new_failure) == ("failed", Kind.NEW_FAILURE, True)
+    assert (verdict.outcome, verdict.kind, verdict.new_failure) == (
+        "failed",
+        Kind.NEW_FAILURE,
+        True,
+    )
 
 
 def test_new_failure_when_the_previous_run_passed(tmp_path: Path) -> None:
@@ -91,13 +97,15 @@ def test_flaky_when_outcomes_flip_back_and_forth_on_the_same_pins(tmp_path: Path
 
 def test_flaky_when_the_nodes_of_one_run_disagree(tmp_path: Path) -> None:
     xml = (
-        '<testsuites><testsuite>'
-        '<testcase classname="s" name="t"><properties><property name="lane" value="cpu-triton-3.6.0"/>'
-        '<property name="node" value="n1"/></properties></testcase>'
-        '<testcase classname="s" name="t"><properties><property name="lane" value="cpu-triton-3.6.0"/>'
-        '<property name="node" value="n2"/></properties><failure message="boom">boom</failure>'
-        "</testcase></testsuite></testsuites>"
-    ).encode()
+        b"<testsuites><testsuite>"
+        b'<testcase classname="s" name="t"><properties>'
+        b'<property name="lane" value="cpu-triton-3.6.0"/>'
+        b'<property name="node" value="n1"/></properties></testcase>'
+        b'<testcase classname="s" name="t"><properties>'
+        b'<property name="lane" value="cpu-triton-3.6.0"/>'
+        b'<property name="node" value="n2"/></properties><failure message="boom">boom</failure>'
+        b"</testcase></testsuite></testsuites>"
+    )
     history = feed(tmp_path, [[Case(CPU, "s::t")]], junit=xml)
     verdict = history.verdicts[(CPU, "s::t")]
     assert verdict.outcome == "failed" and verdict.flaky and verdict.kind is Kind.FLAKY
@@ -106,7 +114,9 @@ def test_flaky_when_the_nodes_of_one_run_disagree(tmp_path: Path) -> None:
 def test_not_flaky_when_the_pins_changed_between_the_outcomes(tmp_path: Path) -> None:
     db = tmp_path / "results" / "history.sqlite"
     numpy = ("1.26.4", "2.2.6", "1.26.4", "2.2.6")
-    for index, (outcome, pin) in enumerate(zip(("passed", "failed", "passed", "failed"), numpy, strict=True)):
+    for index, (outcome, pin) in enumerate(
+        zip(("passed", "failed", "passed", "failed"), numpy, strict=True)
+    ):
         lanes = {CPU: LaneSpec("cpu", "triton", "3.6.0", pins={"numpy": pin})}
         cases = [Case(CPU, "s::t", outcome, SHARED if outcome == "failed" else "")]
         ingest_run(db, write_run(tmp_path / "results", index, cases, lanes=lanes))
@@ -137,7 +147,10 @@ def test_no_flagtree_regression_when_the_baseline_did_not_run_in_that_run(tmp_pa
 
 
 def test_a_known_issue_shows_as_known_not_new(tmp_path: Path) -> None:
-    run_pass = [Case(FT, "uni::unified_attention[corex]"), Case(BASE, "uni::unified_attention[corex]")]
+    run_pass = [
+        Case(FT, "uni::unified_attention[corex]"),
+        Case(BASE, "uni::unified_attention[corex]"),
+    ]
     run_fail = [
         Case(FT, "uni::unified_attention[corex]", "failed", DOMINANCE),
         Case(BASE, "uni::unified_attention[corex]"),
@@ -145,7 +158,10 @@ def test_a_known_issue_shows_as_known_not_new(tmp_path: Path) -> None:
     history = feed(tmp_path, [run_pass, run_fail])
     verdict = history.verdicts[(FT, "uni::unified_attention[corex]")]
     assert verdict.new_failure and verdict.kind is Kind.KNOWN
-    assert verdict.known_issue is not None and verdict.known_issue.id == "iluvatar-mma-reduce-dominance"
+    assert (
+        verdict.known_issue is not None
+        and verdict.known_issue.id == "iluvatar-mma-reduce-dominance"
+    )
     assert verdict.regression_of == BASE
 
 
@@ -191,7 +207,9 @@ def test_fix_verified_and_claimed_fix_not_verified(tmp_path: Path) -> None:
     assert checks["0.6.1a1+xpu3.6"].still_known == 1
     assert checks["0.7.0rc2+xpu3.6"].status is FixStatus.VERIFIED
     assert checks["0.7.0rc2+xpu3.6"].lanes == ("kunlun-flagtree-0.7.0rc2",)
-    assert history.verdicts[("kunlun-flagtree-0.6.1", "gdn::gdn_post_conv[xpu3]")].kind is Kind.KNOWN
+    assert (
+        history.verdicts[("kunlun-flagtree-0.6.1", "gdn::gdn_post_conv[xpu3]")].kind is Kind.KNOWN
+    )
 
 
 def test_a_claimed_fix_without_a_lane_run_is_not_tested(tmp_path: Path) -> None:
