@@ -45,20 +45,46 @@ def main() -> int:
         for i in range(args.repeat):
             flagci.append(
                 timed(
-                    [sys.executable, "-m", "ci.cli", "run", "--lane", lane.name,
-                     "--results", str(root / f"flagci-{i}"), "--", *extra],
+                    [
+                        sys.executable,
+                        "-m",
+                        "ci.cli",
+                        "run",
+                        "--lane",
+                        lane.name,
+                        "--results",
+                        str(root / f"flagci-{i}"),
+                        "--",
+                        *extra,
+                    ],
                     base_env,
                     Path.cwd(),
                 )
             )
             out = root / f"direct-{i}"
             out.mkdir()
-            direct_env = {**base_env, "FLAGCI_LANE_FILE": str(env_dir.lane_file),
-                          "FLAGCI_ARTIFACTS": str(out / "artifacts"), "TRITON_INTERPRET": "1"}
+            direct_env = {
+                **base_env,
+                "FLAGCI_LANE_FILE": str(env_dir.lane_file),
+                "FLAGCI_ARTIFACTS": str(out / "artifacts"),
+                "TRITON_INTERPRET": "1",
+            }
             direct.append(
                 timed(
-                    [str(env_dir.python), "-m", "pytest", "--pyargs", "ci.smoke", "-q", "-n", workers,
-                     "-p", "no:cacheprovider", f"--junitxml={out / 'junit.xml'}", *extra],
+                    [
+                        str(env_dir.python),
+                        "-m",
+                        "pytest",
+                        "--pyargs",
+                        "ci.smoke",
+                        "-q",
+                        "-n",
+                        workers,
+                        "-p",
+                        "no:cacheprovider",
+                        f"--junitxml={out / 'junit.xml'}",
+                        *extra,
+                    ],
                     direct_env,
                     out,
                 )

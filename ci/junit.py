@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
@@ -74,7 +74,7 @@ def read(path: Path) -> JUnitXml:
         merged = JUnitXml()
         merged.add_testsuite(xml)
         return merged
-    return xml
+    return cast(JUnitXml, xml)
 
 
 def cases(xml: Any) -> list[CaseResult]:

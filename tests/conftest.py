@@ -26,4 +26,3 @@ def cpu_lane(matrix: LaneMatrix) -> Lane:
 def cpu_lane_env(matrix: LaneMatrix, cpu_lane: Lane) -> environment.LaneEnvironment:
     """The real CPU lane venv (cached between runs under FLAGCI_CACHE)."""
     return environment.prepare(matrix, cpu_lane)
-

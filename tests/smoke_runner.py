@@ -22,8 +22,18 @@ def run_smoke(
     full_env = {**os.environ, **(env or {})}
     full_env.pop("TRITON_INTERPRET", None)
     return subprocess.run(
-        [str(python), "-m", "ci.smoke", "--results", str(results), "--lane-file", str(lane_file),
-         "--", "-q", *pytest_args],
+        [
+            str(python),
+            "-m",
+            "ci.smoke",
+            "--results",
+            str(results),
+            "--lane-file",
+            str(lane_file),
+            "--",
+            "-q",
+            *pytest_args,
+        ],
         text=True,
         capture_output=True,
         env=full_env,

@@ -62,11 +62,25 @@ def _corex_env(tmp_path: Path, cache: Path) -> Path:
     venv = tmp_path / "corex-venv"
     house = cache / "wheelhouse" / "cpu-triton-3.6.0"
     what = "building the corex fixture environment"
-    process.run([sys.executable, "-m", "venv", "--without-pip", venv], error=EnvironmentSetupError, what=what)
+    process.run(
+        [sys.executable, "-m", "venv", "--without-pip", venv],
+        error=EnvironmentSetupError,
+        what=what,
+    )
     pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q"]
     offline = ["--no-index", "--find-links", str(house)]
     process.run(
-        [*pip, *offline, "--no-deps", "triton==3.6.0", "pytest", "pluggy", "iniconfig", "packaging", "pygments"],
+        [
+            *pip,
+            *offline,
+            "--no-deps",
+            "triton==3.6.0",
+            "pytest",
+            "pluggy",
+            "iniconfig",
+            "packaging",
+            "pygments",
+        ],
         error=EnvironmentSetupError,
         what=what,
     )
@@ -74,7 +88,11 @@ def _corex_env(tmp_path: Path, cache: Path) -> Path:
     # FlagTree's wheel registers only its vendor backend: drop upstream's nvidia and amd.
     entry_points = next(site.glob("triton-*.dist-info")) / "entry_points.txt"
     entry_points.write_text("")
-    process.run([*pip, *offline, str(REPO / "tests" / "fixtures" / "corex_backend")], error=EnvironmentSetupError, what=what)
+    process.run(
+        [*pip, *offline, str(REPO / "tests" / "fixtures" / "corex_backend")],
+        error=EnvironmentSetupError,
+        what=what,
+    )
     (site / "flagci-smoke.pth").write_text(f"{REPO}\n")
     return venv / "bin" / "python"
 
@@ -96,7 +114,10 @@ def test_corex_only_backend_fails_the_cuda_target_and_the_run_completes(
 
     inductor = cases["test_backends::test_inductor_target"]
     assert inductor.outcome == "failed"
-    assert "0 compatible backends for target (cuda) ([]). There should only be one." in inductor.message
+    assert (
+        "0 compatible backends for target (cuda) ([]). There should only be one."
+        in inductor.message
+    )
     assert inductor.properties["failure_kind"] == "backend_resolution"
     assert inductor.properties["node"] == "fixture-node"
 
@@ -131,14 +152,20 @@ def test_shared_memory_over_the_limit_is_out_of_resources(
     )
     artifacts = tmp_path / "artifacts"
     done = process.run(
-        [cpu_lane_env.python, script, artifacts], error=EnvironmentSetupError, what="oversized compile", capture=True
+        [cpu_lane_env.python, script, artifacts],
+        error=EnvironmentSetupError,
+        what="oversized compile",
+        capture=True,
     )
     import json
 
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome["status"] == "out_of_resources"
     assert outcome["shared"] > 166912
-    assert f"out of resource: shared memory, Required: {outcome['shared']}, Hardware limit: 166912" in outcome["message"]
+    assert (
+        f"out of resource: shared memory, Required: {outcome['shared']}, Hardware limit: 166912"
+        in outcome["message"]
+    )
     failure = json.loads((artifacts / "failure.json").read_text())
     assert failure["outcome"]["status"] == "out_of_resources"
     assert failure["job"]["options"] == {"num_warps": 4, "num_stages": 3}

@@ -137,42 +137,94 @@ def test_valid_minimal_matrix(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        ('test_timeout_s = 30\n\n[lanes.kun-base]', 'test_timeout_s = 30\ncolour = "red"\n\n[lanes.kun-base]',
-         "lane 'cpu-a': key 'colour': Extra inputs are not permitted"),
-        ('sha256 = "', 'sha = "', "lane 'cpu-a': key 'pins[0].sha': Extra inputs are not permitted"),
+        (
+            "test_timeout_s = 30\n\n[lanes.kun-base]",
+            'test_timeout_s = 30\ncolour = "red"\n\n[lanes.kun-base]',
+            "lane 'cpu-a': key 'colour': Extra inputs are not permitted",
+        ),
+        (
+            'sha256 = "',
+            'sha = "',
+            "lane 'cpu-a': key 'pins[0].sha': Extra inputs are not permitted",
+        ),
         ("warp_size = 32", 'warp_size = "32"', "lane 'cpu-a': key 'targets[0].warp_size'"),
         ('python = "3.11"', 'python = "3.11.7"', "lane 'cpu-a': key 'python'"),
         ('sha256 = "aaaa', 'sha256 = "zzzz', "lane 'cpu-a': key 'pins[0].sha256'"),
         ('execution = "interpreter"', 'execution = "gpu"', "lane 'cpu-a': key 'execution'"),
-        ('tests = ["backends"]\n', 'tests = ["backends", "fuzz"]\n', "lane 'cpu-a': key 'tests[1]'"),
-        ('tests = ["backends"]\n', 'tests = ["backends", "backends"]\n', "a smoke test is listed twice"),
+        (
+            'tests = ["backends"]\n',
+            'tests = ["backends", "fuzz"]\n',
+            "lane 'cpu-a': key 'tests[1]'",
+        ),
+        (
+            'tests = ["backends"]\n',
+            'tests = ["backends", "backends"]\n',
+            "a smoke test is listed twice",
+        ),
         ('description = "cpu"\n', "", "lane 'cpu-a': key 'description': Field required"),
         ("timeout_s = 60\ntest", "timeout_s = 0\ntest", "lane 'cpu-a': key 'timeout_s'"),
         ('vendor = "cpu"', 'vendor = "amd"', "lane 'cpu-a': key 'vendor'"),
-        ('default_lane = "cpu-a"', 'default_lane = "cpu-b"', "key 'default_lane': no lane named 'cpu-b'"),
-        ('index = "pypi"', 'index = "mirror"', "lane 'cpu-a': key 'pins[0].index': no index named 'mirror'"),
-        ('baseline = "kun-base"', 'baseline = "kun-old"', "lane 'kun-new': key 'baseline': no lane named 'kun-old'"),
-        ('baseline = "kun-base"', 'baseline = "cpu-a"', "lane 'kun-new': key 'baseline': 'cpu-a' is a cpu lane"),
+        (
+            'default_lane = "cpu-a"',
+            'default_lane = "cpu-b"',
+            "key 'default_lane': no lane named 'cpu-b'",
+        ),
+        (
+            'index = "pypi"',
+            'index = "mirror"',
+            "lane 'cpu-a': key 'pins[0].index': no index named 'mirror'",
+        ),
+        (
+            'baseline = "kun-base"',
+            'baseline = "kun-old"',
+            "lane 'kun-new': key 'baseline': no lane named 'kun-old'",
+        ),
+        (
+            'baseline = "kun-base"',
+            'baseline = "cpu-a"',
+            "lane 'kun-new': key 'baseline': 'cpu-a' is a cpu lane",
+        ),
         ('baseline = "kun-base"', 'baseline = "kun-new"', "a lane cannot be its own baseline"),
-        ('kunlun = ["kun-base", "kun-new"]', 'kunlun = ["kun-base"]', "lane 'kun-new': key 'vendor': the lane is in no family"),
-        ('kunlun = ["kun-base", "kun-new"]', 'kunlun = ["kun-base", "kun-new", "kun-x"]', "key 'families.kunlun': no lane named 'kun-x'"),
+        (
+            'kunlun = ["kun-base", "kun-new"]',
+            'kunlun = ["kun-base"]',
+            "lane 'kun-new': key 'vendor': the lane is in no family",
+        ),
+        (
+            'kunlun = ["kun-base", "kun-new"]',
+            'kunlun = ["kun-base", "kun-new", "kun-x"]',
+            "key 'families.kunlun': no lane named 'kun-x'",
+        ),
         ('cpu = ["cpu-a"]', 'cpu = ["cpu-a", "kun-base"]', "key 'families.cpu': lane 'kun-base'"),
-        ('{ name = "flagtree", version = "0.7.0rc2+xpu3.6", index = "flagos" }',
-         '{ name = "flagtree", version = "0.7.0rc1+xpu3.6", index = "flagos" }',
-         "lane 'kun-new': key 'compiler': flagtree 0.7.0rc2+xpu3.6 is not in pins"),
-        ('pins = [{ name = "flagtree", version = "0.6.1+xpu3.6", index = "flagos" }]',
-         'pins = [{ name = "flagtree", version = "0.6.1+xpu3.6", index = "flagos" }, '
-         '{ name = "vllm_plugin_fl", version = "0.2.0", index = "flagos" }, '
-         '{ name = "vllm-plugin.fl", version = "0.2.0", index = "flagos" }]',
-         "lane 'kun-base': key 'pins': package 'vllm-plugin.fl' is pinned twice"),
-        ('[lanes.kun-base.model]\nname = "Qwen3.6-27B"\npath = "/models/q"\ntensor_parallel_size = 1\nmax_model_len = 4096\n',
-         "", "lane 'kun-base': key 'model': the 'vllm' smoke test needs a [model] table"),
-        ("tensor_parallel_size = 1", "tensor_parallel_size = 0", "lane 'kun-base': key 'model.tensor_parallel_size'"),
+        (
+            '{ name = "flagtree", version = "0.7.0rc2+xpu3.6", index = "flagos" }',
+            '{ name = "flagtree", version = "0.7.0rc1+xpu3.6", index = "flagos" }',
+            "lane 'kun-new': key 'compiler': flagtree 0.7.0rc2+xpu3.6 is not in pins",
+        ),
+        (
+            'pins = [{ name = "flagtree", version = "0.6.1+xpu3.6", index = "flagos" }]',
+            'pins = [{ name = "flagtree", version = "0.6.1+xpu3.6", index = "flagos" }, '
+            '{ name = "vllm_plugin_fl", version = "0.2.0", index = "flagos" }, '
+            '{ name = "vllm-plugin.fl", version = "0.2.0", index = "flagos" }]',
+            "lane 'kun-base': key 'pins': package 'vllm-plugin.fl' is pinned twice",
+        ),
+        (
+            '[lanes.kun-base.model]\nname = "Qwen3.6-27B"\npath = "/models/q"\ntensor_parallel_size = 1\nmax_model_len = 4096\n',
+            "",
+            "lane 'kun-base': key 'model': the 'vllm' smoke test needs a [model] table",
+        ),
+        (
+            "tensor_parallel_size = 1",
+            "tensor_parallel_size = 0",
+            "lane 'kun-base': key 'model.tensor_parallel_size'",
+        ),
         ('env = "FLAGCI_INDEX_FLAGOS"', 'env = "flagci-index"', "key 'indexes.flagos.env'"),
         ("[families]", "[families]\namd = []", "key 'families.amd'"),
     ],
 )
-def test_each_mistake_names_file_lane_and_key(tmp_path: Path, old: str, new: str, expected: str) -> None:
+def test_each_mistake_names_file_lane_and_key(
+    tmp_path: Path, old: str, new: str, expected: str
+) -> None:
     assert old in VALID, old
     message = error_for(tmp_path, VALID.replace(old, new, 1))
     assert expected in message, message
@@ -189,15 +241,21 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_unknown_lane_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="no lane named 'cpu-triton-9'.*known: cpu-triton-3.6.0"):
+    with pytest.raises(UsageError, match=r"no lane named 'cpu-triton-9'.*known: cpu-triton-3.6.0"):
         load_matrix().lane("cpu-triton-9")
 
 
 def test_index_url_is_a_setting(tmp_path: Path) -> None:
     matrix = load_matrix(write(tmp_path, VALID))
     assert matrix.index_url("pypi", {}) == "https://pypi.example/simple"
-    assert matrix.index_url("pypi", {"FLAGCI_INDEX_PYPI": "http://mirror/simple"}) == "http://mirror/simple"
-    with pytest.raises(ConfigError, match="index 'flagos' has no URL: set the environment variable FLAGCI_INDEX_FLAGOS"):
+    assert (
+        matrix.index_url("pypi", {"FLAGCI_INDEX_PYPI": "http://mirror/simple"})
+        == "http://mirror/simple"
+    )
+    with pytest.raises(
+        ConfigError,
+        match="index 'flagos' has no URL: set the environment variable FLAGCI_INDEX_FLAGOS",
+    ):
         matrix.index_url("flagos", {})
 
 

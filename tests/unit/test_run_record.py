@@ -92,7 +92,9 @@ def test_html_escapes_what_came_from_tests(tmp_path: Path) -> None:
     page = (tmp_path / "index.html").read_text()
     assert "<script>alert(1)</script>" not in page
     assert "test_&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "href='lanes/n1__cpu-triton-3.6.0/artifacts/test_backends__test_inductor_target/'" in page
+    assert (
+        "href='lanes/n1__cpu-triton-3.6.0/artifacts/test_backends__test_inductor_target/'" in page
+    )
 
 
 def test_summary_table_counts_and_lists_failures(tmp_path: Path) -> None:

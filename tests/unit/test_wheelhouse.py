@@ -56,7 +56,7 @@ def setup(tmp_path: Path, sha: str | None = None) -> tuple[Path, Path, Path]:
 
 
 def test_good_wheels_are_locked_with_their_hashes(tmp_path: Path) -> None:
-    lanes, triton, dep = setup(tmp_path)
+    lanes, triton, _dep = setup(tmp_path)
     digest = hashlib.sha256(triton.read_bytes()).hexdigest()
     matrix = load_matrix(lanes)
     house = prepare(matrix, matrix.default, triton.parent, environ={})
@@ -68,7 +68,9 @@ def test_good_wheels_are_locked_with_their_hashes(tmp_path: Path) -> None:
 def test_hash_mismatch_names_package_and_lane(tmp_path: Path) -> None:
     lanes, triton, _ = setup(tmp_path, sha="0" * 64)
     matrix = load_matrix(lanes)
-    with pytest.raises(WheelError, match=r"lane 'cpu-a': package 'triton' 3\.6\.0 .*sha256 mismatch"):
+    with pytest.raises(
+        WheelError, match=r"lane 'cpu-a': package 'triton' 3\.6\.0 .*sha256 mismatch"
+    ):
         prepare(matrix, matrix.default, triton.parent, environ={})
 
 
@@ -77,7 +79,9 @@ def test_truncated_wheel_is_refused(tmp_path: Path) -> None:
     data = dep.read_bytes()
     dep.write_bytes(data[: len(data) // 2])
     matrix = load_matrix(lanes)
-    with pytest.raises(WheelError, match=r"lane 'cpu-a': package 'tiny-dep' 1\.0 .*not a valid wheel archive"):
+    with pytest.raises(
+        WheelError, match=r"lane 'cpu-a': package 'tiny-dep' 1\.0 .*not a valid wheel archive"
+    ):
         prepare(matrix, matrix.default, dep.parent, environ={})
 
 
@@ -88,7 +92,9 @@ def test_corrupt_member_is_refused(tmp_path: Path) -> None:
     data[start : start + 9] = b"XXXXXXXXX"  # payload changed, CRC in the header no longer matches
     dep.write_bytes(bytes(data))
     matrix = load_matrix(lanes)
-    with pytest.raises(WheelError, match=r"package 'tiny-dep' .*(corrupt member|not a valid wheel)"):
+    with pytest.raises(
+        WheelError, match=r"package 'tiny-dep' .*(corrupt member|not a valid wheel)"
+    ):
         prepare(matrix, matrix.default, dep.parent, environ={})
 
 
@@ -107,5 +113,8 @@ def test_unset_index_is_named_before_any_download(tmp_path: Path) -> None:
     matrix = load_matrix(lanes)
     from ci.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="index 'local' has no URL: set the environment variable FLAGCI_INDEX_LOCAL"):
+    with pytest.raises(
+        ConfigError,
+        match="index 'local' has no URL: set the environment variable FLAGCI_INDEX_LOCAL",
+    ):
         prepare(matrix, matrix.default, triton.parent, environ={})
