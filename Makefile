@@ -10,7 +10,7 @@ RUN_ARGS ?=
 $(BIN)/flagci: pyproject.toml requirements/lock.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --require-hashes -r requirements/lock.txt
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
 venv: $(BIN)/flagci
