@@ -84,7 +84,10 @@ class Engine:
         buildargs: Mapping[str, str],
         nocache: bool = False,
     ) -> Iterator[dict[str, Any]]:
-        """Start a build of ``context`` (a folder with a ``Dockerfile``); yield its events."""
+        """Build ``context`` (a folder with a ``Dockerfile``) offline; yield the build's events.
+
+        The build's containers have no network: all a build installs is in its context.
+        """
         try:
             yield from self.client.api.build(
                 path=str(context),
@@ -94,6 +97,7 @@ class Engine:
                 rm=True,
                 forcerm=True,
                 pull=False,
+                network_mode="none",
                 decode=True,
             )
         except docker.errors.DockerException as err:

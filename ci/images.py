@@ -34,6 +34,7 @@ from typing import IO, Any
 
 from ci import atomic, baseimage, process, wheelhouse
 from ci.engine import Engine, ImageInfo
+from ci.environment import source_root
 from ci.errors import EnvironmentSetupError, UsageError
 from ci.lanes import Lane, LaneMatrix, Pin
 
@@ -47,17 +48,6 @@ CONTEXT_FORMAT = 1
 DOCKER_FOLDER = "docker"
 SMOKE_SOURCES = ("ci/__init__.py", "ci/smoke")
 PACKAGE_SOURCES = ("pyproject.toml", "README.md", "ci")
-
-
-def source_root() -> Path:
-    """The flagci source tree: images are built from its ``docker/`` and ``ci/`` folders."""
-    root = Path(__file__).resolve().parent.parent
-    if not (root / "pyproject.toml").is_file() or not (root / DOCKER_FOLDER).is_dir():
-        raise EnvironmentSetupError(
-            f"lane images are built from the flagci source tree; {root} is not one"
-            " (no pyproject.toml or docker/ there)"
-        )
-    return root
 
 
 def label_key(name: str) -> str:
@@ -110,7 +100,10 @@ def recipe_for(lane: Lane, root: Path | None = None) -> Recipe:
     root = root or source_root()
     dockerfile = root / DOCKER_FOLDER / lane.vendor / "Dockerfile"
     if not dockerfile.is_file():
-        raise EnvironmentSetupError(f"lane '{lane.name}': no Dockerfile at {dockerfile}")
+        raise EnvironmentSetupError(
+            f"lane '{lane.name}': no Dockerfile at {dockerfile} (images are built from the"
+            " flagci source tree)"
+        )
     buildargs = {
         "BASE_IMAGE": lane.base_image,
         "PYTHON": lane.python,
@@ -286,9 +279,15 @@ def _place(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def _smoke_wheel(root: Path, work: Path, folder: Path) -> None:
-    """Build the ``ci`` package's wheel from a clean copy of its sources into ``folder``."""
-    tree = work / "flagci-source"
+def add_smoke_wheel(folder: Path, root: Path | None = None) -> Path:
+    """Build the ``ci`` package's wheel (the smoke suite) into ``folder``; return its path.
+
+    It is built from a clean copy of the sources: an in-tree build could pick up stale
+    files from an earlier ``build/`` folder.
+    """
+    root = root or source_root()
+    tree = folder.parent / f".{folder.name}-sources"
+    shutil.rmtree(tree, ignore_errors=True)
     for name in PACKAGE_SOURCES:
         source = root / name
         if source.is_dir():
@@ -297,12 +296,19 @@ def _smoke_wheel(root: Path, work: Path, folder: Path) -> None:
             )
         else:
             _place(source, tree / name)
-    process.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", folder, tree],
-        error=EnvironmentSetupError,
-        what="building the smoke suite's wheel",
-        capture=True,
-    )
+    try:
+        process.run(
+            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", folder, tree],
+            error=EnvironmentSetupError,
+            what="building the smoke suite's wheel",
+            capture=True,
+        )
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+    wheels = sorted(folder.glob("flagci-*.whl"))
+    if len(wheels) != 1:
+        raise EnvironmentSetupError(f"building the smoke suite's wheel left {wheels} in {folder}")
+    return wheels[0]
 
 
 def label_line(labels: Mapping[str, str]) -> str:
@@ -320,13 +326,12 @@ def build_context(
     house: wheelhouse.Wheelhouse,
     labels: Mapping[str, str],
     folder: Path,
-    root: Path | None = None,
 ) -> Path:
-    """Lay out the build context of ``recipe`` in ``folder`` (see the module docstring).
+    """Lay out the build context of ``recipe`` in ``folder`` (see the module docstring),
+    all but the smoke suite's wheel (``add_smoke_wheel``).
 
     The context's Dockerfile is the family's, with one ``LABEL`` instruction appended.
     """
-    root = root or source_root()
     compiler = label_key(compiler_pin(recipe.lane).name)
     layers: dict[str, list[wheelhouse.LockedWheel]] = {"deps": [], "compiler": []}
     for wheel in house.wheels:
@@ -343,11 +348,6 @@ def build_context(
     smoke.mkdir(parents=True, exist_ok=True)
     atomic.write_text(smoke / "lane.json", lane_json(recipe.lane))
     (smoke / "lane.json").chmod(0o644)  # read by the image's unprivileged user
-    sources = folder.parent / f"{folder.name}-sources"
-    try:
-        _smoke_wheel(root, sources, smoke)
-    finally:
-        shutil.rmtree(sources, ignore_errors=True)
     return folder
 
 
@@ -377,6 +377,7 @@ def build(
         labels_for(recipe, house, created),
         engine.scratch / f"context-{recipe.content_hash}",
     )
+    add_smoke_wheel(context / "smoke")
     print(f"[{lane.name}] building {recipe.ref} from {recipe.dockerfile}", file=out, flush=True)
     events = engine.build(context, tag=recipe.ref, buildargs=recipe.buildargs, nocache=nocache)
     try:

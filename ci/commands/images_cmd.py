@@ -9,9 +9,8 @@ from pathlib import Path
 from ci import baseimage, images
 from ci.commands.lanes_cmd import matrix_from
 from ci.engine import connect
+from ci.environment import cache_root
 from ci.errors import UsageError
-
-DEFAULT_WHEELHOUSE = Path(".cache/wheelhouse")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,9 +22,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     build.add_argument(
         "--wheelhouse",
         type=Path,
-        default=DEFAULT_WHEELHOUSE,
-        help="where each lane's wheels are downloaded and checked (a folder per lane;"
-        f" default {DEFAULT_WHEELHOUSE})",
+        default=None,
+        help="where each lane's wheels are downloaded and checked, a folder per lane"
+        " (default: the wheelhouse of $FLAGCI_CACHE, shared with local runs)",
     )
     build.add_argument("--no-cache", action="store_true", help="build every layer anew")
     build.set_defaults(handler=_build)
@@ -55,11 +54,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _build(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
     lanes = matrix.select(args.lanes)
+    wheels = (args.wheelhouse or cache_root() / "wheelhouse").resolve()
     with connect() as engine:
         for lane in lanes:
-            report = images.build(
-                engine, matrix, lane, args.wheelhouse.resolve(), nocache=args.no_cache
-            )
+            report = images.build(engine, matrix, lane, wheels, nocache=args.no_cache)
             if not report.built:
                 print(f"{report.lane}: {report.ref} (exists)")
                 continue
