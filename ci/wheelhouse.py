@@ -15,8 +15,9 @@ import re
 import sys
 import zipfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from email.parser import HeaderParser
 from pathlib import Path
 
 from ci import atomic, process
@@ -31,13 +32,32 @@ class WheelError(EnvironmentSetupError):
 
 
 @dataclass(frozen=True)
+class LockedWheel:
+    """One checked wheel of a lane: the pin, its file and the file's sha256."""
+
+    pin: Pin
+    path: Path
+    sha256: str
+
+    @property
+    def lock_line(self) -> str:
+        return f"{self.pin.requirement} --hash=sha256:{self.sha256}"
+
+
+@dataclass(frozen=True)
 class Wheelhouse:
     lane: str
     folder: Path
+    wheels: tuple[LockedWheel, ...] = ()
 
     @property
     def lock(self) -> Path:
         return self.folder / LOCK_NAME
+
+
+def lock_text(wheels: Iterable[LockedWheel]) -> str:
+    """The body of a ``requirements.lock`` for ``wheels``, for ``pip --require-hashes``."""
+    return "".join(f"{wheel.lock_line}\n" for wheel in wheels)
 
 
 def _canonical(name: str) -> str:
@@ -63,22 +83,31 @@ def sha256_of(path: Path) -> str:
 
 def check_wheel(lane: Lane, pin: Pin, path: Path) -> str:
     """Verify one wheel; return its sha256. Raise WheelError naming package and lane."""
-    where = f"lane '{lane.name}': package '{pin.name}' {pin.version} ({path.name})"
+    where = f"lane '{lane.name}': package '{pin.name}' {pin.version} ({path})"
     digest = sha256_of(path)
     if pin.sha256 is not None and digest != pin.sha256:
         raise WheelError(
             f"{where}: sha256 mismatch: the lane matrix pins {pin.sha256}, the file has {digest}"
+            " (delete the file to download it again)"
         )
     try:
         with zipfile.ZipFile(path) as archive:
             broken = archive.testzip()
             names = archive.namelist()
-    except (zipfile.BadZipFile, OSError, EOFError) as err:
+            metadata = [n for n in names if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+            header = archive.read(metadata[0]).decode("utf-8") if len(metadata) == 1 else ""
+    except (zipfile.BadZipFile, OSError, EOFError, UnicodeDecodeError) as err:
         raise WheelError(f"{where}: not a valid wheel archive: {err}") from None
     if broken is not None:
         raise WheelError(f"{where}: corrupt member in the wheel archive: {broken}")
     if not any(n.endswith(".dist-info/RECORD") for n in names):
         raise WheelError(f"{where}: not a wheel: no .dist-info/RECORD inside")
+    if not header:
+        raise WheelError(f"{where}: not a wheel: no single .dist-info/METADATA inside")
+    fields = HeaderParser().parsestr(header)
+    found = (str(fields.get("Name", "")), str(fields.get("Version", "")))
+    if _canonical(found[0]) != _canonical(pin.name) or found[1] != pin.version:
+        raise WheelError(f"{where}: the wheel's metadata says {found[0]} {found[1]}")
     return digest
 
 
@@ -132,15 +161,14 @@ def prepare(
             what=f"lane '{lane.name}': downloading {', '.join(p.name for p in pins)}"
             f" from index '{index}'",
         )
-    lines = []
+    wheels = []
     for pin in lane.pins:
         path = find_wheel(folder, pin)
         if path is None:
             raise WheelError(
                 f"lane '{lane.name}': package '{pin.name}' {pin.version}: no wheel in {folder}"
             )
-        digest = check_wheel(lane, pin, path)
-        lines.append(f"{pin.requirement} --hash=sha256:{digest}")
-    house = Wheelhouse(lane=lane.name, folder=folder)
-    atomic.write_text(house.lock, "\n".join(lines) + "\n")
+        wheels.append(LockedWheel(pin=pin, path=path, sha256=check_wheel(lane, pin, path)))
+    house = Wheelhouse(lane=lane.name, folder=folder, wheels=tuple(wheels))
+    atomic.write_text(house.lock, lock_text(house.wheels))
     return house
