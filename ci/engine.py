@@ -35,6 +35,7 @@ class ImageInfo:
     labels: Mapping[str, str]
     created: str
     size: int
+    repo_digests: tuple[str, ...] = ()  # "registry/repository@sha256:...", once pushed
 
     @classmethod
     def of(cls, image: Image) -> ImageInfo:
@@ -44,6 +45,7 @@ class ImageInfo:
             labels=dict(image.labels or {}),
             created=str(image.attrs.get("Created", "")),
             size=int(image.attrs.get("Size", 0)),
+            repo_digests=tuple(image.attrs.get("RepoDigests") or ()),
         )
 
 

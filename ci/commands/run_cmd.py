@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci import dashboard, history, localrun, report
+from ci import dashboard, history, inventory, localrun, remoterun, report
 from ci.commands.lanes_cmd import matrix_from
 from ci.errors import InfrastructureError, TestsFailedError
 
@@ -24,6 +24,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument(
         "--workers", type=int, default=0, help="pytest workers (default: one per core)"
     )
+    run.add_argument(
+        "--inventory",
+        help="run on the nodes of this Ansible inventory (a path, or a name under"
+        " playbooks/inventories/: lab, local) instead of in local venvs",
+    )
+    run.add_argument("--limit", help="with --inventory: an Ansible host pattern (group, host)")
+    run.add_argument("--history", help="history database (default: <results>/history.sqlite)")
+    run.add_argument(
+        "--no-history", action="store_true", help="do not record the run in the history"
+    )
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- then extra pytest arguments")
     run.set_defaults(handler=_run)
 
@@ -36,10 +46,20 @@ def _run(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
     lanes = matrix.select(lane_names(args.lanes))
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-    options = localrun.LocalRunOptions(
-        results_root=Path(args.results), workers=args.workers, pytest_args=tuple(extra)
-    )
-    result = localrun.run_lanes(matrix, lanes, options)
+    if args.inventory:
+        remote = remoterun.RemoteRunOptions(
+            results_root=Path(args.results),
+            inventory=inventory.inventory_path(args.inventory),
+            limit=args.limit,
+            workers=str(args.workers) if args.workers > 0 else "auto",
+            pytest_args=tuple(extra),
+        )
+        result = remoterun.run_lanes(matrix, lanes, remote)
+    else:
+        options = localrun.LocalRunOptions(
+            results_root=Path(args.results), workers=args.workers, pytest_args=tuple(extra)
+        )
+        result = localrun.run_lanes(matrix, lanes, options)
     print("\n" + report.summary_table(result.results))
     print(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
     if not args.no_history:
