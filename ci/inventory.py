@@ -60,7 +60,7 @@ class Node:
     @property
     def key_file(self) -> str | None:
         key = self.hostvars.get("ansible_ssh_private_key_file")
-        return str(key) if key else None
+        return str(Path(str(key)).expanduser()) if key else None
 
     @property
     def local(self) -> bool:

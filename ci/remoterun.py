@@ -15,6 +15,7 @@ and reported failed tests is never run again.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tarfile
@@ -149,7 +150,8 @@ def play(
 ) -> ansible_runner.Runner:
     """Run ``playbook`` for the hosts of ``extravars['flagci_plan']``; return the runner."""
     hosts = sorted(extravars["flagci_plan"])
-    binary = Path(sys.executable).parent / "ansible-playbook"
+    # ansible-playbook of this controller's venv, whose Python imports ``ci`` (the filters).
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     private_dir.mkdir(parents=True, exist_ok=True)
     print(f"+ ansible-playbook -i {inventory_file} {playbook} --limit {','.join(hosts)}")
     return ansible_runner.run(
@@ -159,8 +161,8 @@ def play(
         extravars=dict(extravars),
         limit=",".join(hosts),
         forks=max(1, min(len(hosts), 50)),
-        binary=str(binary) if binary.exists() else None,
         envvars={
+            "PATH": path,
             "ANSIBLE_SSH_ARGS": SSH_ARGS,
             "ANSIBLE_TIMEOUT": str(CONNECT_TIMEOUT_S),
             "ANSIBLE_NOCOLOR": "1",

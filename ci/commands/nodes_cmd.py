@@ -1,0 +1,37 @@
+"""``flagci nodes check``: probe every inventory node (SSH, SMI, Docker, disk), print a table."""
+
+from __future__ import annotations
+
+import argparse
+
+from ci import inventory, nodehealth, nodes
+from ci.commands.lanes_cmd import matrix_from
+from ci.errors import InfrastructureError
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    group = subparsers.add_parser("nodes", help="the nodes of an Ansible inventory")
+    sub = group.add_subparsers(dest="nodes_command", required=True, metavar="ACTION")
+    check = sub.add_parser(
+        "check", help="probe every node in parallel over SSH; exit 5 unless all are healthy"
+    )
+    check.add_argument(
+        "--inventory",
+        default="lab",
+        help="a path, or a name under playbooks/inventories/ (default: lab)",
+    )
+    check.add_argument("--limit", help="an Ansible host pattern (group, host)")
+    check.set_defaults(handler=_check)
+
+
+def _check(args: argparse.Namespace) -> int:
+    matrix = matrix_from(args)
+    path = inventory.inventory_path(args.inventory)
+    found = inventory.load(path, args.limit)
+    checks = nodes.check(matrix, found, nodehealth.load_rules())
+    print(nodes.table(checks))
+    bad = [c.node.name for c in checks if not c.healthy]
+    if bad:
+        names = ", ".join(bad)
+        raise InfrastructureError(f"{len(bad)} of {len(checks)} node(s) not usable: {names}")
+    return 0
