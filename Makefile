@@ -4,8 +4,13 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 LANE ?= cpu-triton-3.6.0
 RUN_ARGS ?=
+# Remote runs: an inventory (a path, or a name under playbooks/inventories/) and lanes.
+INVENTORY ?= lab
+LANES ?=
+ILUVATAR_LANES := iluvatar-flagtree-0.6.0,iluvatar-triton-3.2.0
+KUNLUN_LANES := kunlun-flagtree-0.6.1,kunlun-flagtree-0.6.1a1,kunlun-flagtree-0.7.0rc2
 
-.PHONY: venv ci-local test lint dashboard
+.PHONY: venv ci-local ci-iluvatar ci-kunlun test lint dashboard
 
 $(BIN)/flagci: pyproject.toml requirements/lock.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +23,16 @@ venv: $(BIN)/flagci
 # The main job on the embedded default: localhost, the CPU lane, no accelerator.
 ci-local: venv
 	$(BIN)/flagci run --lane $(LANE) $(RUN_ARGS)
+
+# Nodes through Ansible (playbooks/): both Iluvatar lanes on the BI-V150 group, the three
+# Kunlunxin lanes on the P800 group. Override with INVENTORY=... LANES=a,b.
+ci-iluvatar: venv
+	$(BIN)/flagci run --inventory $(INVENTORY) --limit iluvatar_bi_v150 \
+	  --lanes $(if $(LANES),$(LANES),$(ILUVATAR_LANES)) $(RUN_ARGS)
+
+ci-kunlun: venv
+	$(BIN)/flagci run --inventory $(INVENTORY) --limit kunlun_p800 \
+	  --lanes $(if $(LANES),$(LANES),$(KUNLUN_LANES)) $(RUN_ARGS)
 
 test: venv lint
 	$(BIN)/python -m pytest tests

@@ -64,7 +64,11 @@ def check_node(
             with _connection(node) as connection:
                 for name, argv in commands.items():
                     result = connection.run(
-                        shlex.join(argv), warn=True, hide=True, timeout=PROBE_TIMEOUT_S
+                        shlex.join(argv),
+                        warn=True,
+                        hide=True,
+                        in_stream=False,
+                        timeout=PROBE_TIMEOUT_S,
                     )
                     observed[name] = nodehealth.ProbeResult(
                         rc=result.exited, stdout=result.stdout, stderr=result.stderr

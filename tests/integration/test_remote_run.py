@@ -1,0 +1,298 @@
+"""Remote runs for real: SSH nodes (containers of the local Debian base running sshd), the
+playbooks through ansible-runner, the CPU lane's image on the host's Docker engine.
+
+A small subset of the smoke suite (``-k test_backends``) is enough here: the suite itself is
+covered by tests/integration/test_smoke_suite.py; what is tested is that results cross SSH.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ci import baseimage, cli, images, inventory, nodehealth, nodes, remoterun
+from ci.engine import Engine, connect
+from ci.lanes import LaneMatrix
+from tests.fixtures import sshnodes
+
+pytestmark = [pytest.mark.integration, pytest.mark.docker]
+
+CPU_LANE = "cpu-triton-3.6.0"
+SUBSET = ("-k", "test_backends")
+REPO = Path(__file__).resolve().parents[2]
+XPU_OVERRIDES = {
+    "preflight_smi": "xpu-smi",
+    "preflight_device_count": 8,
+    "preflight_driver_version": "5.37.1",
+}
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[Engine]:
+    with connect() as engine:
+        yield engine
+
+
+@pytest.fixture(scope="module")
+def node_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("nodes")
+
+
+@pytest.fixture(scope="module")
+def key(node_root: Path) -> Path:
+    return sshnodes.ssh_key(node_root)
+
+
+@pytest.fixture(scope="module")
+def node_image(engine: Engine) -> str:
+    return sshnodes.node_image(engine)
+
+
+@pytest.fixture(scope="module")
+def two_nodes(
+    engine: Engine, node_image: str, key: Path, node_root: Path
+) -> Iterator[list[sshnodes.SshNode]]:
+    started = [sshnodes.start_node(engine, node_image, n, key, node_root) for n in ("n1", "n2")]
+    yield started
+    sshnodes.remove(engine, started)
+
+
+@pytest.fixture(scope="module")
+def cpu_image(engine: Engine, matrix: LaneMatrix) -> str:
+    assert cli.main(["images", "build", CPU_LANE]) == 0
+    return images.recipe_for(matrix.lane(CPU_LANE)).ref
+
+
+def junit_cases(path: Path) -> dict[str, ET.Element]:
+    root = ET.parse(path).getroot()
+    return {case.get("name", ""): case for case in root.iter("testcase")}
+
+
+def test_a_cpu_lane_run_on_two_nodes_brings_home_complete_junit_from_each(
+    two_nodes: list[sshnodes.SshNode], key: Path, cpu_image: str, tmp_path: Path
+) -> None:
+    inv = sshnodes.write_inventory(tmp_path / "inventory.yml", two_nodes, key)
+    results = tmp_path / "results"
+
+    code = cli.main(
+        ["run", "--lanes", CPU_LANE, "--inventory", str(inv), "--results", str(results),
+         "--no-history", "--workers", "1", "--", *SUBSET]
+    )  # fmt: skip
+
+    assert code == 0
+    (run_dir,) = results.iterdir()
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "passed"
+    assert record["nodes"] == ["n1", "n2"]
+    per_node = {}
+    for node in ("n1", "n2"):
+        part = run_dir / "lanes" / f"{node}__{CPU_LANE}"
+        cases = junit_cases(part / "junit.xml")
+        per_node[node] = set(cases)
+        for case in cases.values():
+            assert case.find("failure") is None and case.find("error") is None
+            props = {p.get("name"): p.get("value") for p in case.iter("property")}
+            assert (props["node"], props["lane"]) == (node, CPU_LANE)
+        status = json.loads((part / "status.json").read_text())
+        assert (status["exit_code"], status["timed_out"]) == (0, False)
+        inspect = json.loads((part / "image-inspect.json").read_text())
+        assert inspect[0]["RepoTags"] and cpu_image in inspect[0]["RepoTags"]
+        assert (part / "container.log").stat().st_size > 0
+    assert per_node["n1"] == per_node["n2"]
+    assert "test_installed_backends" in per_node["n1"]
+    merged = junit_cases(run_dir / "merged.xml")
+    assert len(list(ET.parse(run_dir / "merged.xml").getroot().iter("testcase"))) == 2 * len(
+        per_node["n1"]
+    )
+    assert merged
+    # cleanup ran: no container of this run is left, and no run folder on the nodes
+    for node in two_nodes:
+        assert not list(node.workdir.iterdir())
+
+
+def _deploy(
+    inv: Path, lanes_vars: dict[str, object], plan: dict[str, list[str]], where: Path
+) -> tuple[remoterun.Attempt, list[dict[str, object]]]:
+    events: list[dict[str, object]] = []
+    progress = remoterun.Progress()
+
+    def keep(event: dict[str, object]) -> bool:
+        events.append(event)
+        return progress(event)
+
+    extravars = {"flagci_run_id": "deploy-test", "flagci_lanes": lanes_vars, "flagci_plan": plan}
+    runner = remoterun.play(
+        inventory.playbooks_root() / "deploy.yml",
+        inv,
+        extravars,
+        where,
+        keep,  # type: ignore[arg-type]
+    )
+    failures = {h: s.failure for h, s in progress.hosts.items() if s.failure}
+    return remoterun.Attempt(1, plan, failures, runner.stats or {}), events
+
+
+def _changed_tasks(events: list[dict[str, object]]) -> list[str]:
+    found = []
+    for event in events:
+        data = event.get("event_data") or {}
+        assert isinstance(data, dict)
+        if event.get("event") == "runner_on_ok" and (data.get("res") or {}).get("changed"):
+            found.append(str(data.get("task")))
+    return found
+
+
+def test_deploy_ships_a_missing_image_over_ssh_once_and_its_second_run_changes_nothing(
+    engine: Engine,
+    two_nodes: list[sshnodes.SshNode],
+    key: Path,
+    matrix: LaneMatrix,
+    cpu_image: str,
+    tmp_path: Path,
+) -> None:
+    # A small lane image the engine does not have: only its `docker save` archive exists.
+    content_hash = os.urandom(8).hex()
+    lane_name = "ship-test"
+    ref = f"flagci/{lane_name}:{content_hash}"
+    engine.client.images.build(
+        fileobj=io.BytesIO(
+            f"FROM {baseimage.DEBIAN_BASE.ref}\n"
+            f"LABEL org.flagci.lane={lane_name} org.flagci.content-hash={content_hash}\n".encode()
+        ),
+        tag=ref,
+        rm=True,
+    )
+    archive = tmp_path / "archives" / images.archive_name(ref)
+    images.save(engine, ref, archive.parent)
+    engine.remove_image(ref)
+    assert engine.image(ref) is None
+
+    lane = matrix.lane(CPU_LANE)
+    lanes_vars = {
+        lane_name: {**remoterun.lane_vars(lane, ref, [], archive), "name": lane_name},
+        CPU_LANE: remoterun.lane_vars(lane, cpu_image, [], tmp_path / "never-written.tar"),
+    }
+    plan = {"n1": [lane_name, CPU_LANE], "n2": [CPU_LANE]}
+    inv = sshnodes.write_inventory(tmp_path / "inventory.yml", two_nodes, key)
+    try:
+        first, events = _deploy(inv, lanes_vars, plan, tmp_path / "first")
+        assert first.failures == {}
+        assert first.stats["changed"].get("n1", 0) > 0
+        changed = _changed_tasks(events)
+        assert "Copy the archive to the node" in changed and "Load the archive" in changed
+        info = engine.image(ref)
+        assert info is not None and info.labels["org.flagci.content-hash"] == content_hash
+        # The CPU lane's image was already there: its archive was never written.
+        assert not (tmp_path / "never-written.tar").exists()
+
+        second, events = _deploy(inv, lanes_vars, plan, tmp_path / "second")
+        assert second.failures == {}
+        assert second.stats["changed"] == {}, _changed_tasks(events)
+        assert second.stats["ok"]["n1"] > 0 and second.stats["ok"]["n2"] > 0
+    finally:
+        engine.remove_image(ref)
+
+
+def test_nodes_check_and_preflight_judge_a_node_alike(
+    two_nodes: list[sshnodes.SshNode], key: Path, matrix: LaneMatrix, cpu_image: str, tmp_path: Path
+) -> None:
+    sick = two_nodes[1]
+    overrides = {"n1": {**XPU_OVERRIDES, "preflight_smi": "ixsmi", "preflight_driver_version": "4.5.0"},
+                 "n2": XPU_OVERRIDES}  # fmt: skip
+    inv = sshnodes.write_inventory(tmp_path / "inventory.yml", two_nodes, key, host_vars=overrides)
+    sick.set_smi_mode("wrong-driver")
+    try:
+        checks = nodes.check(matrix, inventory.load(inv), nodehealth.load_rules())
+        by_name = {c.node.name: c for c in checks}
+        assert by_name["n1"].healthy
+        assert by_name["n1"].verdict is not None
+        assert by_name["n1"].verdict.facts["devices"] == 8
+        assert by_name["n2"].verdict is not None and not by_name["n2"].healthy
+        problem = "smi: driver version 5.0.21, 5.37.1 expected"
+        assert by_name["n2"].verdict.problems == (problem,)
+        table = nodes.table(checks)
+        assert "unhealthy: " + problem in table and "healthy" in table
+
+        lane = matrix.lane(CPU_LANE)
+        lanes_vars = {CPU_LANE: remoterun.lane_vars(lane, cpu_image, [], tmp_path / "x.tar")}
+        attempt, _ = _deploy(inv, lanes_vars, {"n1": [CPU_LANE], "n2": [CPU_LANE]}, tmp_path / "a")
+        assert "n1" not in attempt.failures
+        assert attempt.failures["n2"].startswith("preflight: n2 is unhealthy: " + problem)
+
+        sick.set_smi_mode("broken")
+        (check,) = nodes.check(matrix, inventory.load(inv, "n2"), nodehealth.load_rules())
+        assert check.verdict is not None
+        assert check.verdict.problems == (
+            "smi: xpu-smi does not answer (exit 1: xpu-smi: xpu_device_count failed:"
+            " XPU driver is not loaded)",
+        )
+    finally:
+        sick.set_smi_mode("healthy")
+
+
+def test_a_node_killed_mid_run_and_an_unreachable_host_end_as_infrastructure_errors(
+    engine: Engine,
+    node_image: str,
+    key: Path,
+    node_root: Path,
+    cpu_image: str,
+    tmp_path: Path,
+) -> None:
+    started = [
+        sshnodes.start_node(engine, node_image, name, key, node_root)
+        for name in ("steady", "victim")
+    ]
+    try:
+        victim = started[1]
+        inv = sshnodes.write_inventory(
+            tmp_path / "inventory.yml", started, key, unreachable=("ghost",)
+        )
+        results = tmp_path / "results"
+        log = (tmp_path / "flagci.log").open("w")
+        command = [sys.executable, "-m", "ci.cli", "run", "--lanes", CPU_LANE,
+                   "--inventory", str(inv), "--results", str(results), "--no-history",
+                   "--workers", "1", "--", *SUBSET]  # fmt: skip
+        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        # Kill the victim as soon as its lane container runs.
+        while process.poll() is None:
+            lane_containers = engine.client.containers.list(
+                filters={"label": "org.flagci.node=victim"}
+            )
+            if lane_containers:
+                victim.kill()
+                break
+            time.sleep(0.2)
+        assert process.wait(timeout=1200) == 5, (tmp_path / "flagci.log").read_text()[-5000:]
+
+        (run_dir,) = results.iterdir()
+        record = json.loads((run_dir / "run.json").read_text())
+        errors = {p["node"]: p["infrastructure_error"] for p in record["parts"]}
+        assert record["status"] == "error"
+        assert errors["steady"] == ""
+        assert "attempt 1: lost mid-run during 'smoke: Wait for the smoke suite" in errors["victim"]
+        assert "attempt 2: unreachable" in errors["victim"]
+        assert (
+            "attempt 1: unreachable" in errors["ghost"]
+            and "attempt 2: unreachable" in errors["ghost"]
+        )
+        steady_cases = junit_cases(run_dir / "lanes" / f"steady__{CPU_LANE}" / "junit.xml")
+        assert "test_installed_backends" in steady_cases
+        assert all(c.find("failure") is None for c in steady_cases.values())
+        merged = ET.parse(run_dir / "merged.xml").getroot()
+        infra = [c for c in merged.iter("testcase") if c.find("error") is not None]
+        assert sorted(
+            {p.get("value") for c in infra for p in c.iter("property") if p.get("name") == "node"}
+        ) == ["ghost", "victim"]
+        log_text = (tmp_path / "flagci.log").read_text()
+        assert "victim: " in log_text and "trying it once more" in log_text
+    finally:
+        sshnodes.remove(engine, started)

@@ -1,0 +1,156 @@
+"""The node health judge, on the output of the fixture SMI tools and of real commands."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ci import nodehealth
+from ci.errors import ConfigError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sshnode"
+DOCKER_OK = nodehealth.ProbeResult(
+    0, "Client:\n Version: 20.10\nServer:\n Server Version: 20.10.24\n"
+)
+DF_OK = nodehealth.ProbeResult(
+    0, "Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 1000 10 52428800 1% /\n"
+)  # 50 GiB free
+
+
+@pytest.fixture(scope="module")
+def rules() -> nodehealth.HealthRules:
+    return nodehealth.load_rules()
+
+
+def smi(
+    tool: str, mode: str, tmp_path: Path, rules: nodehealth.HealthRules
+) -> nodehealth.ProbeResult:
+    """Run the fixture SMI script in ``mode`` with the query of the rules file."""
+    argv = list(rules.smi_rule(tool).query)
+    script = (
+        (FIXTURES / tool)
+        .read_text()
+        .replace("/etc/flagci-fixture/smi-mode", str(tmp_path / "mode"))
+    )
+    (tmp_path / "mode").write_text(mode)
+    (tmp_path / tool).write_text(script)
+    done = subprocess.run(
+        ["bash", str(tmp_path / tool), *argv[1:]], capture_output=True, text=True, check=False
+    )
+    return nodehealth.ProbeResult(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize(("tool", "driver"), [("ixsmi", "4.5.0"), ("xpu-smi", "5.37.1")])
+def test_a_healthy_vendor_node_is_healthy(
+    tool: str, driver: str, tmp_path: Path, rules: nodehealth.HealthRules
+) -> None:
+    expectation = nodehealth.Expectation(smi=tool, device_count=8, driver_version=driver)
+    observed = {"docker": DOCKER_OK, "disk": DF_OK, "smi": smi(tool, "healthy", tmp_path, rules)}
+    verdict = nodehealth.judge(rules, expectation, observed)
+    assert verdict.healthy, verdict.problems
+    assert verdict.facts == {"docker": "20.10.24", "free_gib": 50.0, "devices": 8, "driver": driver}
+
+
+@pytest.mark.parametrize(
+    ("tool", "mode", "problem"),
+    [
+        ("ixsmi", "missing-device", "smi: ixsmi reports 7 device(s), 8 expected"),
+        ("ixsmi", "wrong-driver", "smi: driver version 4.3.0, 4.5.0 expected"),
+        (
+            "ixsmi",
+            "broken",
+            "smi: ixsmi does not answer (exit 9: ixsmi: Failed to initialize IXML: Driver Not Loaded)",
+        ),
+        ("xpu-smi", "missing-device", "smi: xpu-smi reports 7 device(s), 8 expected"),
+        ("xpu-smi", "wrong-driver", "smi: driver version 5.0.21, 5.37.1 expected"),
+        (
+            "xpu-smi",
+            "broken",
+            "smi: xpu-smi does not answer (exit 1: xpu-smi: xpu_device_count failed: XPU driver is not loaded)",
+        ),
+    ],
+)
+def test_each_unhealthy_smi_variant_is_named(
+    tool: str, mode: str, problem: str, tmp_path: Path, rules: nodehealth.HealthRules
+) -> None:
+    driver = "4.5.0" if tool == "ixsmi" else "5.37.1"
+    expectation = nodehealth.Expectation(smi=tool, device_count=8, driver_version=driver)
+    observed = {"docker": DOCKER_OK, "disk": DF_OK, "smi": smi(tool, mode, tmp_path, rules)}
+    verdict = nodehealth.judge(rules, expectation, observed)
+    assert (verdict.healthy, verdict.problems) == (False, (problem,))
+
+
+def test_docker_down_and_a_full_disk_are_both_reported(rules: nodehealth.HealthRules) -> None:
+    observed = {
+        "docker": nodehealth.ProbeResult(
+            1, "Client:\n", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock"
+        ),
+        "disk": nodehealth.ProbeResult(
+            0,
+            "Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 1 1 1048576 99% /\n",
+        ),
+    }
+    verdict = nodehealth.judge(rules, nodehealth.Expectation(), observed)
+    assert verdict.problems == (
+        "docker: the engine does not answer (Cannot connect to the Docker daemon at unix:///var/run/docker.sock)",
+        "disk: 1.0 GiB free, 20 GiB needed",
+    )
+    lenient = nodehealth.Expectation(min_free_gib=1)
+    assert nodehealth.judge(rules, lenient, observed).problems[1:] == ()
+
+
+def test_a_missing_probe_is_a_problem_not_a_pass(rules: nodehealth.HealthRules) -> None:
+    verdict = nodehealth.judge(rules, nodehealth.Expectation(smi="ixsmi", device_count=8), {})
+    assert not verdict.healthy
+    assert len(verdict.problems) == 3
+
+
+def test_real_df_and_the_probe_commands(tmp_path: Path, rules: nodehealth.HealthRules) -> None:
+    commands = nodehealth.probes(rules, nodehealth.Expectation(smi="xpu-smi"), str(tmp_path))
+    assert commands == {
+        "docker": ["docker", "info"],
+        "disk": ["df", "-Pk", str(tmp_path)],
+        "smi": ["xpu-smi"],
+    }
+    done = subprocess.run(commands["disk"], capture_output=True, text=True, check=True)
+    verdict = nodehealth.judge(
+        rules,
+        nodehealth.Expectation(min_free_gib=0),
+        {"docker": DOCKER_OK, "disk": nodehealth.ProbeResult(0, done.stdout)},
+    )
+    assert verdict.healthy and verdict.facts["free_gib"] > 0
+
+
+def test_ansible_loop_results_become_probe_results() -> None:
+    records = [
+        {
+            "item": {"key": "docker", "value": ["docker", "info"]},
+            "rc": 0,
+            "stdout": "x",
+            "stderr": "",
+        },
+        {
+            "item": {"key": "smi", "value": ["ixsmi"]},
+            "msg": "[Errno 2] No such file or directory: b'ixsmi'",
+        },
+    ]
+    observed = nodehealth.results_from(records)
+    assert observed["docker"] == nodehealth.ProbeResult(0, "x", "")
+    assert observed["smi"] == nodehealth.ProbeResult(
+        127, "", "[Errno 2] No such file or directory: b'ixsmi'"
+    )
+
+
+def test_a_bad_rules_file_names_the_file_and_key(tmp_path: Path) -> None:
+    bad = tmp_path / "rules.toml"
+    bad.write_text(
+        'min_free_gib = "lots"\ndocker = ["docker", "info"]\ndisk = ["df"]\n[smi.x]\nquery=["x"]\nsnapshot=["x"]\nformat="csv"\n'
+    )
+    with pytest.raises(ConfigError) as err:
+        nodehealth.load_rules(bad)
+    assert f"{bad}: key 'min_free_gib'" in str(err.value)
+    assert f"{bad}: key 'smi.x.format'" in str(err.value)
+    with pytest.raises(ConfigError, match=r"no \[smi.nvsmi\] rule"):
+        nodehealth.load_rules().smi_rule("nvsmi")

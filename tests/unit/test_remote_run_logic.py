@@ -1,0 +1,210 @@
+"""The remote run's bookkeeping: events to host failures, retries, what came back."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ci import inventory, remoterun, runrecord
+from ci.errors import ConfigError, UsageError
+from ci.lanes import LaneMatrix
+
+
+def event(kind: str, host: str, role: str, task: str, **res: object) -> dict[str, object]:
+    return {"event": kind, "event_data": {"host": host, "role": role, "task": task, "res": res}}
+
+
+def test_events_tell_unreachable_preflight_and_lost_mid_run_apart() -> None:
+    out = io.StringIO()
+    progress = remoterun.Progress(out=out)
+    for item in [
+        event(
+            "runner_on_unreachable",
+            "a",
+            "preflight",
+            "Create the work folder",
+            msg="ssh: connect to host 10.0.0.1 port 22: Connection refused",
+        ),
+        event(
+            "runner_on_failed",
+            "b",
+            "preflight",
+            "Stop here on an unhealthy node",
+            msg="preflight: b is unhealthy: smi: driver version 4.3.0, 4.5.0 expected",
+        ),
+        event("runner_on_start", "c", "smoke", "Wait for the smoke suite (lane timeout)"),
+        event(
+            "runner_on_unreachable",
+            "c",
+            "smoke",
+            "Wait for the smoke suite (lane timeout)",
+            msg="Connection closed",
+        ),
+        event("runner_on_failed", "d", "deploy", "Load the archive", msg="no space left on device"),
+        {
+            "event": "runner_on_failed",
+            "event_data": {
+                "host": "e",
+                "role": "smoke",
+                "task": "x",
+                "ignore_errors": True,
+                "res": {"msg": "ignored"},
+            },
+        },
+        event("runner_on_ok", "e", "smoke", "Start the lane container", changed=True),
+    ]:
+        assert progress(item) is True
+    failures = {host: state.failure for host, state in progress.hosts.items()}
+    assert failures == {
+        "a": "unreachable at 'preflight: Create the work folder': ssh: connect to host 10.0.0.1 port 22: Connection refused",
+        "b": "preflight: b is unhealthy: smi: driver version 4.3.0, 4.5.0 expected (task 'Stop here on an unhealthy node')",
+        "c": "lost mid-run during 'smoke: Wait for the smoke suite (lane timeout)': Connection closed",
+        "d": "deploy: no space left on device (task 'Load the archive')",
+        "e": "",
+    }
+    assert "[e] changed      smoke: Start the lane container" in out.getvalue()
+    assert "[c] UNREACHABLE" in out.getvalue()
+
+
+def pack(dest: Path, files: dict[str, str]) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(dest, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def status(code: int | None, timed_out: bool = False) -> str:
+    return json.dumps(
+        {"exit_code": code, "timed_out": timed_out, "timeout_s": 60, "wait_error": ""}
+    )
+
+
+def test_a_test_failure_is_never_retried_and_a_lost_host_is_retried_once(tmp_path: Path) -> None:
+    collected = tmp_path / "collected"
+    parts = {
+        (h, "lane"): runrecord.Part(h, "lane", tmp_path / "lanes" / f"{h}__lane")
+        for h in ("red", "lost", "hung")
+    }
+    pack(collected / "red__lane.tgz", {"status.json": status(1), "junit.xml": "<testsuite/>"})
+    pack(collected / "lost__lane.tgz", {"smi.txt": "..."})  # collect ran, the suite did not
+    pack(collected / "hung__lane.tgz", {"status.json": status(None, timed_out=True)})
+    plan = {"red": ["lane"], "lost": ["lane"], "hung": ["lane"]}
+    first = remoterun.Attempt(1, plan, {"lost": "lost mid-run during 'smoke: Wait'"}, {})
+
+    retry = remoterun._settle(first, parts, collected, last=False)
+
+    assert retry == {"lost": ["lane"]}
+    assert parts[("red", "lane")].infrastructure_error == ""
+    assert (
+        parts[("hung", "lane")].infrastructure_error
+        == "the smoke suite ran past the lane timeout (60 s)"
+    )
+    assert (
+        parts[("lost", "lane")].infrastructure_error
+        == "attempt 1: lost mid-run during 'smoke: Wait'"
+    )
+    assert (parts[("red", "lane")].folder / "junit.xml").is_file()
+    assert not list(collected.iterdir())
+
+    second = remoterun.Attempt(2, retry, {"lost": "unreachable at 'preflight: x': refused"}, {})
+    assert remoterun._settle(second, parts, collected, last=True) == {}
+    assert parts[("lost", "lane")].infrastructure_error == (
+        "attempt 1: lost mid-run during 'smoke: Wait'; attempt 2: unreachable at 'preflight: x': refused"
+    )
+
+
+def test_a_retry_that_succeeds_clears_the_error(tmp_path: Path) -> None:
+    collected = tmp_path / "collected"
+    part = runrecord.Part("n", "lane", tmp_path / "lanes" / "n__lane")
+    first = remoterun.Attempt(1, {"n": ["lane"]}, {"n": "unreachable at 'x': y"}, {})
+    assert remoterun._settle(first, {("n", "lane"): part}, collected, last=False) == {"n": ["lane"]}
+    pack(collected / "n__lane.tgz", {"status.json": status(0), "junit.xml": "<testsuite/>"})
+    second = remoterun.Attempt(2, {"n": ["lane"]}, {}, {})
+    assert remoterun._settle(second, {("n", "lane"): part}, collected, last=True) == {}
+    assert part.infrastructure_error == ""
+
+
+def test_unpacking_refuses_paths_that_leave_the_lane_folder(tmp_path: Path) -> None:
+    archive = tmp_path / "evil.tgz"
+    pack(archive, {"../escaped.txt": "x"})
+    with pytest.raises(tarfile.OutsideDestinationError):
+        remoterun.unpack(archive, tmp_path / "lane")
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("files", "problem"),
+    [
+        ({}, "the lane did not run (no status.json came back)"),
+        ({"status.json": "{"}, "status.json is unreadable"),
+        ({"status.json": status(0)}, ""),
+        ({"status.json": status(4)}, "the smoke suite exited with status 4 (see container.log)"),
+    ],
+)
+def test_lane_problem(files: dict[str, str], problem: str, tmp_path: Path) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert remoterun.lane_problem(tmp_path).startswith(problem)
+    assert (remoterun.lane_problem(tmp_path) == "") == (problem == "")
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_the_lab_inventory_plans_each_family_on_its_group(matrix: LaneMatrix) -> None:
+    lab = inventory.inventory_path("lab")
+    iluvatar = inventory.load(lab, "iluvatar_bi_v150")
+    assert [n.name for n in iluvatar] == ["bi-v150-01", "bi-v150-02"]
+    lanes = matrix.family("iluvatar")
+    assert inventory.plan(lanes, iluvatar, lab) == {
+        "bi-v150-01": ["iluvatar-triton-3.2.0", "iluvatar-flagtree-0.6.0"],
+        "bi-v150-02": ["iluvatar-triton-3.2.0", "iluvatar-flagtree-0.6.0"],
+    }
+    expectation = iluvatar[0].expectation(lanes)
+    assert (expectation.smi, expectation.device_count, expectation.driver_version) == (
+        "ixsmi",
+        8,
+        "4.5.0",
+    )
+    assert iluvatar[0].key_file is not None and not iluvatar[0].key_file.startswith("~")
+    kunlun = inventory.load(lab, "kunlun_p800")
+    with pytest.raises(UsageError, match="no host runs iluvatar lanes"):
+        inventory.plan(lanes, kunlun, lab)
+
+
+def test_the_cpu_lane_expects_no_smi_and_the_lane_vars_carry_the_device_facts(
+    matrix: LaneMatrix,
+) -> None:
+    node = inventory.Node("n", {"flagci_vendors": ["cpu"]})
+    assert node.expectation([matrix.default]) == inventory.nodehealth.Expectation()
+    kunlun = matrix.lane("kunlun-flagtree-0.6.1")
+    lane = remoterun.lane_vars(kunlun, "flagci/kunlun:0123456789abcdef", [], Path("/a.tar"))
+    assert lane["content_hash"] == "0123456789abcdef"
+    assert (lane["smi"], lane["device_count"], lane["driver_version"]) == ("xpu-smi", 8, "5.37.1")
+    assert lane["devices"][-1] == "/dev/xpuctrl"
+    assert lane["context"]["lane"] == "kunlun-flagtree-0.6.1"
+
+
+def test_a_bad_inventory_names_the_file_host_and_key(tmp_path: Path) -> None:
+    bad = write(tmp_path / "inv.yml", "all:\n  hosts:\n    n1:\n      flagci_vendors: [cpu, tpu]\n")
+    with pytest.raises(ConfigError, match=rf"{bad}: host 'n1': key 'flagci_vendors'"):
+        inventory.load(bad)
+    relative = write(
+        tmp_path / "inv2.yml",
+        "all:\n  hosts:\n    n1:\n      flagci_vendors: [cpu]\n      flagci_node_workdir: tmp\n",
+    )
+    with pytest.raises(ConfigError, match="key 'flagci_node_workdir' must be absolute"):
+        inventory.load(relative)
+    with pytest.raises(UsageError, match="no hosts matching 'nothing'"):
+        inventory.load(bad, "nothing")
+    with pytest.raises(UsageError, match="no inventory at nowhere"):
+        inventory.inventory_path("nowhere")
