@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ci import dashboard, history, inventory, localrun, remoterun, report
 from ci.commands.lanes_cmd import matrix_from
-from ci.errors import InfrastructureError, TestsFailedError
+from ci.errors import InfrastructureError, TestsFailedError, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,6 +46,8 @@ def _run(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
     lanes = matrix.select(lane_names(args.lanes))
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    if args.limit and not args.inventory:
+        raise UsageError("--limit selects inventory hosts: it needs --inventory")
     if args.inventory:
         remote = remoterun.RemoteRunOptions(
             results_root=Path(args.results),
