@@ -23,6 +23,9 @@ from ci import images
 from ci.engine import connect
 from ci.environment import cache_root
 from ci.lanes import load_matrix
+
+# The SSH test node is the tests' fixture (tests/fixtures/sshnodes.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.fixtures import sshnodes
 
 
