@@ -259,3 +259,26 @@ def test_save_writes_a_loadable_archive_of_the_lane_image(
         manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
     assert manifest[0]["RepoTags"] == [ref]
     assert [p.name for p in out.iterdir()] == [archive.name]  # no temporary file left
+
+
+def test_the_base_image_is_made_by_debootstrap_once(engine: Engine) -> None:
+    base = baseimage.DebianBase(
+        repository="flagci/test-base",
+        tag="minbase",
+        suite="bookworm",
+        mirror=baseimage.DEBIAN_BASE.mirror,
+        packages=(),
+    )
+    engine.remove_image(base.ref)
+    try:
+        assert baseimage.ensure(engine, base) == base.ref
+        made = engine.image(base.ref)
+        assert made is not None
+        assert made.labels[baseimage.RECIPE_LABEL] == base.recipe
+        run = engine.run(base.ref, ["cat", "/etc/debian_version"])
+        assert (run.exit_code, run.output.split(".")[0]) == (0, "12")
+        # Cached by name and recipe: a second call makes nothing.
+        assert baseimage.ensure(engine, base) == base.ref
+        assert engine.image(base.ref) == made
+    finally:
+        engine.remove_image(base.ref)
