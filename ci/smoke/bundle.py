@@ -84,6 +84,7 @@ def write(
     source_name = f"kernel_{spec.source.name}"
     shutil.copyfile(spec.source, folder / source_name)
     shutil.copyfile(REPLAY, folder / "replay.py")
+    # Key order kept: the signature lists the kernel's arguments in order.
     _write_json(folder / "spec.json", spec.to_json(source_name))
     _write_json(folder / "stack.json", stack())
     (folder / "failure.txt").write_text(failure_text, encoding="utf-8")
@@ -116,13 +117,5 @@ def write(
     return folder
 
 
-def note_hint(folder: Path, hint: str) -> None:
-    """Add the fallback probe's hint to a written bundle's README."""
-    readme = folder / "README.md"
-    readme.write_text(
-        readme.read_text(encoding="utf-8") + f"## Fallback probe\n\n{hint}\n", encoding="utf-8"
-    )
-
-
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

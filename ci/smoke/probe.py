@@ -160,3 +160,34 @@ def record(failure_file: Path, result: ProbeResult) -> None:
     tmp = failure_file.with_name(f".{failure_file.name}.tmp")
     tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
     tmp.replace(failure_file)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python probe.py BUNDLE --blocks BLOCK_T [--failure-json F]``: probe a bundle's spec."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("bundle", type=Path)
+    parser.add_argument("--kind", required=True, help="failure kind of the original compile")
+    parser.add_argument("--blocks", nargs="*", default=[], help="constexprs that are tile sizes")
+    parser.add_argument("--failure-json", type=Path, default=None)
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
+    args = parser.parse_args(argv)
+    spec_path = args.bundle / "spec.json"
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    compile_attempt = replay_compiler(spec_path, args.timeout)
+    result = probe(compile_attempt, args.kind, spec["constexprs"], spec["options"], args.blocks)
+    for attempt in result.attempts:
+        print(f"probe: {attempt.label}: {'compiles' if attempt.ok else attempt.kind}", flush=True)
+    print(f"probe: {result.hint or 'not probed'}")
+    if result.hint:
+        readme = args.bundle / "README.md"
+        text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        readme.write_text(text + f"\n## Fallback probe\n\n{result.hint}\n", encoding="utf-8")
+    if args.failure_json is not None:
+        record(args.failure_json, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

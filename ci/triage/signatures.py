@@ -451,6 +451,7 @@ _INFRASTRUCTURE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("docker", re.compile(r"docker: Error response from daemon: (?P<reason>[^\n]+)")),
     ("docker", re.compile(r"(?P<reason>OCI runtime (?:create|exec) failed)")),
     ("node", re.compile(r"(?P<node>\S+?)\s*\|\s*(?P<reason>UNREACHABLE)!")),
+    ("node", re.compile(r"\[(?P<node>[^\]]+)\]: (?P<reason>UNREACHABLE)!")),
     ("node", re.compile(r"(?P<reason>No space left on device)")),
     ("node", re.compile(r"node '?(?P<node>[\w.-]+)'? (?:is )?(?P<reason>unreachable)")),
 )
