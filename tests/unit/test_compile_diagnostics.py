@@ -19,14 +19,21 @@ def test_diagnostics_keep_pass_operand_and_locations() -> None:
     found = parse_diagnostics(ILUVATAR_LOG)
     assert len(found) == 5
     assert any("TritonILUVATARGPUMMAReduceThreadLocality" in d for d in found)
-    assert "triton_attention_helpers.py:415:19: error: operand #0 does not dominate this use" in found[2]
+    assert (
+        "triton_attention_helpers.py:415:19: error: operand #0 does not dominate this use"
+        in found[2]
+    )
     assert all("unrelated" not in d for d in found)
 
 
 def test_classify_each_kind() -> None:
     assert classify("RuntimeError", "PassManager::run failed", ILUVATAR_LOG) == "pass_failure"
     assert (
-        classify("RuntimeError", "0 compatible backends for target (cuda) ([]). There should only be one.", "")
+        classify(
+            "RuntimeError",
+            "0 compatible backends for target (cuda) ([]). There should only be one.",
+            "",
+        )
         == "backend_resolution"
     )
     kunlun = "out of resource: uni_sram PassManager::run failed, Required: 0, Hardware limit: 0."
