@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from ci.commands import bisect_cmd, lanes_cmd
+from ci.commands import bisect_cmd, history_cmd, lanes_cmd, run_cmd
 
-COMMAND_MODULES: tuple[ModuleType, ...] = (lanes_cmd, bisect_cmd)
+COMMAND_MODULES: tuple[ModuleType, ...] = (lanes_cmd, run_cmd, history_cmd, bisect_cmd)

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ci import atomic
 from ci.lanes import LaneMatrix, load_matrix
 
 
@@ -21,6 +22,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show = sub.add_parser("show", help="a lane's full definition as JSON")
     show.add_argument("lane")
     show.set_defaults(handler=_show)
+    context = sub.add_parser("context", help="the JSON the smoke suite reads (FLAGCI_LANE_FILE)")
+    context.add_argument("lane")
+    context.add_argument("--node", default="", help="node name to record")
+    context.add_argument("--output", "-o", help="file to write (default: stdout)")
+    context.set_defaults(handler=_context)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -36,4 +42,14 @@ def _list(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     lane = matrix_from(args).lane(args.lane)
     print(json.dumps(lane.model_dump(), indent=2))
+    return 0
+
+
+def _context(args: argparse.Namespace) -> int:
+    lane = matrix_from(args).lane(args.lane)
+    text = json.dumps(lane.smoke_context(args.node), indent=2)
+    if args.output:
+        atomic.write_text(Path(args.output), text + "\n")
+    else:
+        print(text)
     return 0

@@ -1,0 +1,56 @@
+"""``flagci run``: run lanes and write ``results/<run-id>/``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ci import dashboard, history, localrun, report
+from ci.commands.lanes_cmd import matrix_from
+from ci.errors import InfrastructureError, TestsFailedError
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = subparsers.add_parser("run", help="run the smoke suite of some lanes")
+    run.add_argument(
+        "--lane",
+        "--lanes",
+        dest="lanes",
+        action="append",
+        default=[],
+        help="lane name(s), repeatable or comma-separated (default: the matrix's default lane)",
+    )
+    run.add_argument("--results", default="results", help="results root (default: results)")
+    run.add_argument(
+        "--workers", type=int, default=0, help="pytest workers (default: one per core)"
+    )
+    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- then extra pytest arguments")
+    run.set_defaults(handler=_run)
+
+
+def lane_names(values: list[str]) -> list[str]:
+    return [name for value in values for name in value.split(",") if name]
+
+
+def _run(args: argparse.Namespace) -> int:
+    matrix = matrix_from(args)
+    lanes = matrix.select(lane_names(args.lanes))
+    extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    options = localrun.LocalRunOptions(
+        results_root=Path(args.results), workers=args.workers, pytest_args=tuple(extra)
+    )
+    result = localrun.run_lanes(matrix, lanes, options)
+    print("\n" + report.summary_table(result.results))
+    print(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
+    if not args.no_history:
+        db = Path(args.history) if args.history else Path(args.results) / "history.sqlite"
+        history.ingest_run(db, result.run_dir)
+        page = dashboard.build(db, db.parent / "dashboard")
+        print(f"history: {db}; dashboard: {page}")
+    if result.status == "error":
+        raise InfrastructureError(f"run {result.run_dir.name}: some lanes could not run")
+    if result.status == "failed":
+        raise TestsFailedError(
+            f"run {result.run_dir.name}: {len(result.failed)} testcase(s) failed"
+        )
+    return 0

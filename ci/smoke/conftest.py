@@ -1,0 +1,110 @@
+"""Fixtures of the smoke suite: the lane, per-test artifact folders, compiles, properties."""
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Callable, Iterator, List
+
+import pytest
+
+from ci.smoke.lane import LaneContext, installed_versions, load_context
+
+CONTEXT = load_context()
+if CONTEXT.execution == "interpreter":
+    # jit decides compiled vs interpreted when a kernel module is imported: set it first.
+    if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+        raise RuntimeError(
+            "triton was imported before the smoke suite could enable its interpreter"
+        )
+    os.environ["TRITON_INTERPRET"] = "1"
+for _name, _value in CONTEXT.env.items():
+    os.environ.setdefault(_name, _value)
+
+from ci.smoke.compiler import CompileJob, CompileOutcome, CompileWorker  # noqa: E402
+
+_WORKER = CompileWorker()
+_VERSIONS = installed_versions()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "group(name): the lane smoke-test group the test belongs to")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "target" in metafunc.fixturenames:
+        metafunc.parametrize("target", CONTEXT.targets, ids=[t.label for t in CONTEXT.targets])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    for item in items:
+        marker = item.get_closest_marker("group")
+        if marker is not None and not CONTEXT.runs(marker.args[0]):
+            reason = f"lane {CONTEXT.lane} does not run the '{marker.args[0]}' smoke tests"
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _WORKER.close()
+
+
+@pytest.fixture(scope="session")
+def lane() -> LaneContext:
+    return CONTEXT
+
+
+@pytest.fixture(autouse=True)
+def lane_properties(record_property: Callable[[str, object], None]) -> None:
+    record_property("lane", CONTEXT.lane)
+    record_property("node", CONTEXT.node)
+    record_property("vendor", CONTEXT.vendor)
+    record_property("compiler", f"{CONTEXT.compiler['package']} {CONTEXT.compiler['version']}")
+    record_property("triton_version", _VERSIONS["triton"])
+    record_property("flagtree_version", _VERSIONS["flagtree"])
+
+
+def artifacts_root() -> Path:
+    return Path(os.environ.get("FLAGCI_ARTIFACTS", "smoke-artifacts"))
+
+
+def artifact_folder_name(nodeid: str) -> str:
+    name = nodeid.rsplit("/", 1)[-1].replace(".py::", "__")
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[:150]
+
+
+@pytest.fixture
+def artifacts(
+    request: pytest.FixtureRequest, record_property: Callable[[str, object], None]
+) -> Iterator[Path]:
+    """This test's artifact folder; dropped afterwards if the test left nothing in it."""
+    root = artifacts_root()
+    folder = root / artifact_folder_name(request.node.nodeid)
+    folder.mkdir(parents=True, exist_ok=True)
+    yield folder
+    if any(folder.iterdir()):
+        record_property("artifacts", str(Path("artifacts") / folder.relative_to(root)))
+    else:
+        folder.rmdir()
+
+
+@pytest.fixture
+def compile_kernel(
+    record_property: Callable[[str, object], None],
+) -> Callable[[CompileJob], CompileOutcome]:
+    """Compile in the worker, record the figures as properties, fail with the diagnostics."""
+
+    def run(job: CompileJob) -> CompileOutcome:
+        record_property("backend", job.target.backend)
+        record_property("target", job.target.label)
+        outcome = _WORKER.compile(job)
+        record_property("compile_seconds", f"{outcome.seconds:.3f}")
+        for name in ("shared", "registers", "spills"):
+            value = getattr(outcome, name)
+            if value is not None:
+                record_property("shared_bytes" if name == "shared" else name, value)
+        if not outcome.ok:
+            record_property("failure_kind", outcome.status)
+            pytest.fail(outcome.summary(), pytrace=False)
+        return outcome
+
+    return run
