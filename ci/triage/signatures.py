@@ -92,7 +92,9 @@ class Evidence:
 
     @property
     def kernel(self) -> str:
-        name = self.failure.get("kernel")
+        # The smoke harness nests it as job.kernel; a flat "kernel" is accepted too.
+        job = self.failure.get("job")
+        name = job.get("kernel") if isinstance(job, Mapping) else self.failure.get("kernel")
         return name if isinstance(name, str) else ""
 
 
@@ -125,7 +127,12 @@ def gather(message: str, text: str, artifacts: Path | None) -> Evidence:
             raise ReportError(f"{failure_file}: not valid JSON: {err}") from None
         if isinstance(loaded, dict):
             failure = loaded
-    parts = [str(failure.get(k, "")) for k in ("message", "stderr") if failure.get(k)]
+    outcome = failure.get("outcome")
+    record = outcome if isinstance(outcome, Mapping) else failure
+    parts = [str(record[k]) for k in ("message", "stderr") if record.get(k)]
+    diagnostics = record.get("diagnostics")
+    if isinstance(diagnostics, list):
+        parts.extend(str(d) for d in diagnostics)
     reproducers: list[str] = []
     for path in sorted(artifacts.rglob("*")):
         if not path.is_file():

@@ -173,6 +173,28 @@ def test_artifacts_name_the_kernel(tmp_path: Path) -> None:
     assert sig.key == "timeout|compile|?|gdn_post_conv"
 
 
+def test_smoke_harness_failure_record(tmp_path: Path) -> None:
+    # The layout ci/smoke/compiler.py writes: {"job": {...}, "outcome": {...}}.
+    record = {
+        "job": {"kernel": "kernel_unified_attention", "module": "attention"},
+        "outcome": {
+            "status": "pass_failure",
+            "message": "PassManager::run failed",
+            "diagnostics": [
+                "/tmp/x/attention.py:88:19: error: operand #0 does not dominate this use",
+                "/tmp/x/attention.py:40:0: note: Pipeline failed while executing"
+                " [`TritonGPUPipeline` on 'builtin.module' operation]",
+            ],
+        },
+    }
+    (tmp_path / "failure.json").write_text(json.dumps(record))
+    sig = signature_of("pass_failure", "", tmp_path)
+    assert sig.kind == "pass_failure"
+    assert sig.detail("kernel") == "kernel_unified_attention"
+    assert sig.detail("pass") == "TritonGPUPipeline"
+    assert sig.detail("location") == "attention.py:88:19"
+
+
 def test_broken_failure_json_is_reported(tmp_path: Path) -> None:
     (tmp_path / "failure.json").write_text("{not json")
     with pytest.raises(ReportError, match=r"failure\.json: not valid JSON"):
