@@ -111,6 +111,8 @@ def compile_job(
         artifacts=artifacts,
         timeout_s=timeout_s,
         divisible_by_16=POINTER_ARGS[:4],
+        # BLOCK_M is tied to BLOCK_Q and the GQA packing; the KV tile is free to shrink.
+        tunable_blocks=("TILE_SIZE",),
     )
 
 

@@ -22,6 +22,8 @@ for _name, _value in CONTEXT.env.items():
     os.environ.setdefault(_name, _value)
 
 from ci.smoke.compiler import CompileJob, CompileOutcome, CompileWorker  # noqa: E402
+from ci.smoke.triage import triage_compile_failure  # noqa: E402
+from ci.triage.signatures import signature_of  # noqa: E402
 
 _WORKER = CompileWorker()
 _VERSIONS = installed_versions()
@@ -42,6 +44,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
         if marker is not None and not CONTEXT.runs(marker.args[0]):
             reason = f"lane {CONTEXT.lane} does not run the '{marker.args[0]}' smoke tests"
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Every failing testcase gets its triage signature as a JUnit property."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if not report.failed:
+        return
+    message = report.longreprtext
+    folder = artifacts_root() / artifact_folder_name(item.nodeid)
+    signature = signature_of(message.splitlines()[0] if message else "", message, folder)
+    # junitxml writes the properties of the teardown report, which copies the item's.
+    item.user_properties.append(("signature", signature.key))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -104,7 +120,12 @@ def compile_kernel(
                 record_property("shared_bytes" if name == "shared" else name, value)
         if not outcome.ok:
             record_property("failure_kind", outcome.status)
-            pytest.fail(outcome.summary(), pytrace=False)
+            summary = outcome.summary()
+            hint = triage_compile_failure(job, outcome)
+            if hint:
+                record_property("hint", hint)
+                summary += f"\nfallback probe: {hint}"
+            pytest.fail(summary, pytrace=False)
         return outcome
 
     return run

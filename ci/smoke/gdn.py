@@ -119,6 +119,7 @@ def compile_job(config: GdnConfig, target: Target, artifacts: str, timeout_s: fl
         artifacts=artifacts,
         timeout_s=timeout_s,
         divisible_by_16=POINTER_ARGS,
+        tunable_blocks=("BLOCK_T",),
     )
 
 

@@ -11,6 +11,7 @@ The first config that compiles is the hint ("compiles with num_stages=1").
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -108,6 +109,9 @@ Compile = Callable[[tuple[tuple[str, Any], ...]], Attempt]
 def replay_compiler(spec_path: Path, timeout_s: float, out: Path | None = None) -> Compile:
     """Compile one changed config of ``spec_path`` in a fresh process (``replay.py``)."""
 
+    # The replay compiles: an interpreter lane's TRITON_INTERPRET must not reach it.
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+
     def attempt(changes: tuple[tuple[str, Any], ...]) -> Attempt:
         folder = Path(tempfile.mkdtemp(prefix="probe-", dir=out))
         args = [sys.executable, str(REPLAY), str(spec_path), "--out", str(folder)]
@@ -115,7 +119,9 @@ def replay_compiler(spec_path: Path, timeout_s: float, out: Path | None = None) 
             flag = "--option" if name.startswith("num_") else "--constexpr"
             args += [flag, f"{name}={json.dumps(value)}"]
         try:
-            subprocess.run(args, capture_output=True, text=True, timeout=timeout_s, check=False)
+            subprocess.run(
+                args, capture_output=True, text=True, timeout=timeout_s, check=False, env=env
+            )
         except subprocess.TimeoutExpired:
             return Attempt(changes, False, "timeout", f"compile timed out after {timeout_s} s")
         result_file = folder / "result.json"

@@ -493,6 +493,8 @@ _TIMEOUTS = (
     re.compile(r"Timeout \(>\s*(?P<seconds>[\d.]+)s\) from pytest-timeout"),
     re.compile(r"timed out after (?P<seconds>[\d.]+) ?s(?:econds)?\b", re.IGNORECASE),
     re.compile(r"TimeoutExpired"),
+    # The smoke suite's compile worker.
+    re.compile(r"did not finish within (?P<seconds>[\d.]+) s and was killed"),
 )
 
 
