@@ -11,13 +11,12 @@ Runs go through ``LaneRunner``: the local venv runner here, remote runners later
 from __future__ import annotations
 
 import enum
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ci import process, wheelhouse
+from ci import environment, process
 from ci.errors import EnvironmentSetupError, FlagCIError
 from ci.lanes import Lane, LaneMatrix
 
@@ -117,7 +116,8 @@ _PYTEST_OUTCOMES = {0: Outcome.PASSED, 1: Outcome.FAILED}
 class LocalVenvRunner:
     """Runs a pytest node id of ``suite`` in a venv holding exactly the lane's pins.
 
-    Venvs and wheelhouses are kept under ``work`` and reused while the lock is unchanged.
+    Venvs and wheelhouses are those of ``ci.environment``, kept under ``work`` and reused
+    while the lane's lock is unchanged.
     """
 
     matrix: LaneMatrix
@@ -126,33 +126,7 @@ class LocalVenvRunner:
     timeout_s: float | None = None
 
     def environment(self, lane: Lane) -> Path:
-        house = wheelhouse.prepare(self.matrix, lane, self.work / "wheels" / lane.name)
-        venv = self.work / "venvs" / lane.name
-        python = venv / "bin" / "python"
-        stamp = venv / "installed.lock"
-        lock = house.lock.read_text(encoding="utf-8")
-        if stamp.is_file() and stamp.read_text(encoding="utf-8") == lock:
-            return python
-        if lane.python != f"{sys.version_info.major}.{sys.version_info.minor}":
-            raise EnvironmentSetupError(
-                f"lane '{lane.name}' needs Python {lane.python}; the local runner has"
-                f" {sys.version_info.major}.{sys.version_info.minor}"
-            )
-        process.run(
-            [sys.executable, "-m", "venv", "--clear", venv],
-            error=EnvironmentSetupError,
-            what=f"lane '{lane.name}': creating the venv",
-        )
-        process.run(
-            [
-                *(python, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps"),
-                *("--require-hashes", "--find-links", house.folder, "-r", house.lock),
-            ],
-            error=EnvironmentSetupError,
-            what=f"lane '{lane.name}': installing the wheelhouse",
-        )
-        stamp.write_text(lock, encoding="utf-8")
-        return python
+        return environment.prepare(self.matrix, lane, self.work).python
 
     def run_test(self, lane: Lane, test_id: str) -> LaneResult:
         python = self.environment(lane)
