@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 LANE ?= cpu-triton-3.6.0
 RUN_ARGS ?=
 
-.PHONY: venv ci-local test lint
+.PHONY: venv ci-local test lint dashboard
 
 $(BIN)/flagci: pyproject.toml requirements/lock.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,3 +26,8 @@ lint: venv
 	$(BIN)/ruff check ci tests benchmarks
 	$(BIN)/ruff format --check ci tests benchmarks
 	$(BIN)/mypy ci
+
+# Merge every run folder under results/ into the history, then rebuild results/dashboard/.
+dashboard: venv
+	$(BIN)/flagci history ingest --all results
+	$(BIN)/flagci dashboard

@@ -49,3 +49,9 @@ class TestsFailedError(FlagCIError):
 
     __test__ = False  # not a pytest test class
     exit_code = 10
+
+
+class HistoryError(FlagCIError):
+    """The run history database is unusable, or a run conflicts with one already stored."""
+
+    exit_code = 7

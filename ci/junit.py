@@ -9,11 +9,11 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
-from junitparser import Error, Failure, Skipped
+from junitparser import Error, Failure, JUnitXmlError, Skipped
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
 from ci import atomic
@@ -66,13 +66,15 @@ def read(path: Path) -> JUnitXml:
         raise ReportError(f"{path}: refused: {type(err).__name__}: {err}") from None
     except (SafeET.ParseError, UnicodeDecodeError, ValueError) as err:
         raise ReportError(f"{path}: not well-formed JUnit XML: {err}") from None
+    except JUnitXmlError:
+        raise ReportError(
+            f"{path}: the root element is neither <testsuites> nor <testsuite>"
+        ) from None
     if isinstance(xml, TestSuite):
         merged = JUnitXml()
         merged.add_testsuite(xml)
         return merged
-    if not isinstance(xml, JUnitXml):
-        raise ReportError(f"{path}: the root element is neither <testsuites> nor <testsuite>")
-    return xml
+    return cast(JUnitXml, xml)
 
 
 def cases(xml: Any) -> list[CaseResult]:

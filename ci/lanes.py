@@ -298,10 +298,17 @@ def load_matrix(path: Path | None = None) -> LaneMatrix:
 
 
 def _describe(path: Path, error: Mapping[str, Any]) -> str:
-    loc = [str(part) for part in error["loc"]]
-    # pydantic names the union member or literal it tried; drop those from the key path.
-    loc = [p for p in loc if not p.startswith(("literal[", "function-"))]
-    message = str(error["msg"])
+    # pydantic names the union member, literal or dict key it tried: not part of the key.
+    loc = [
+        str(part)
+        for part in error["loc"]
+        if not str(part).startswith(("literal[", "function-")) and str(part) != "[key]"
+    ]
+    message = str(error["msg"]).removeprefix("Value error, ")
+    # Validators across several keys say "key: what is wrong".
+    key_hint, sep, rest = message.partition(": ")
+    if error["type"] == "value_error" and sep and key_hint.isidentifier():
+        loc, message = [*loc, key_hint], rest
     if loc[:1] == ["lanes"] and len(loc) >= 2:
         key = _dotted(loc[2:]) or "(lane table)"
         return f"{path}: lane '{loc[1]}': key '{key}': {message}"

@@ -36,7 +36,8 @@ def run_lanes(
 ) -> runrecord.RunResult:
     started = datetime.now(UTC)
     run_id = runrecord.new_run_id("local", started)
-    run_dir = options.results_root / run_id
+    # Absolute: the smoke suite runs from inside the run folder.
+    run_dir = options.results_root.resolve() / run_id
     run_dir.mkdir(parents=True)
     print(f"flagci: run {run_id} -> {run_dir}", flush=True)
     steps = runrecord.Steps()
@@ -80,9 +81,11 @@ def _smoke(
         *options.pytest_args,
     ]
     child_env = {"FLAGCI_LANE_FILE": str(env.lane_file), **lane.device.env}
+    folder.mkdir(parents=True, exist_ok=True)
     try:
         result = process.run(
             args,
+            cwd=folder,
             error=InfrastructureError,
             what=f"lane '{lane.name}': smoke suite",
             env=child_env,

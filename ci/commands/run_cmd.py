@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci import localrun, report
+from ci import dashboard, history, localrun, report
 from ci.commands.lanes_cmd import matrix_from
 from ci.errors import InfrastructureError, TestsFailedError
 
@@ -21,6 +21,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="lane name(s), repeatable or comma-separated (default: the matrix's default lane)",
     )
     run.add_argument("--results", default="results", help="results root (default: results)")
+    run.add_argument(
+        "--history",
+        help="history database the run is added to (default: RESULTS/history.sqlite); "
+        "the dashboard is rebuilt next to it",
+    )
+    run.add_argument("--no-history", action="store_true", help="do not record the run")
     run.add_argument(
         "--workers", type=int, default=0, help="pytest workers (default: one per core)"
     )
@@ -42,6 +48,11 @@ def _run(args: argparse.Namespace) -> int:
     result = localrun.run_lanes(matrix, lanes, options)
     print("\n" + report.summary_table(result.results))
     print(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
+    if not args.no_history:
+        db = Path(args.history) if args.history else Path(args.results) / "history.sqlite"
+        history.ingest_run(db, result.run_dir)
+        page = dashboard.build(db, db.parent / "dashboard")
+        print(f"history: {db}; dashboard: {page}")
     if result.status == "error":
         raise InfrastructureError(f"run {result.run_dir.name}: some lanes could not run")
     if result.status == "failed":

@@ -41,6 +41,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ["FLAGCI_ARTIFACTS"] = str(results / "artifacts")
     if lane.execution == "interpreter":
         os.environ["TRITON_INTERPRET"] = "1"
+    # Run from the results folder: pytest must not pick up conftest files of whatever
+    # project the caller happens to stand in.
+    os.chdir(results)
     ini = Path(__file__).with_name("pytest.ini")
     pytest_args = [
         "-c",

@@ -1,0 +1,471 @@
+"""Verdicts per (lane, test) over the run history.
+
+For the latest run of each lane that ran a test:
+
+- outcome: passed, failed (a JUnit failure or error) or skipped;
+- new failure: it fails now and passed in the lane's previous run of it;
+- fixed: it passes now and failed in the lane's previous run of it;
+- failing since: the run, the compiler version and the number of runs of the current
+  streak of failures;
+- flaky: different outcomes on the same pins: the nodes of one run disagree, or within the
+  lane's recent runs on the latest pins one run's outcome differs from the runs on both
+  sides of it (pass, fail, pass or fail, pass, fail). A failure that lasts two runs or more
+  and then passes is a failure and its fix, not flakiness;
+- FlagTree regression: it fails on a FlagTree lane and passes on that lane's baseline lane
+  in the same run;
+- known issue: the failure matches the known-issue ledger. A known failure is shown as
+  known, not as new;
+- slower: a perf test (one that records ``perf_ms``) took longer than the median of the
+  lane's last PERF_WINDOW earlier runs of it on the same GPU model by more than those runs'
+  own spread (their largest distance from that median), so the threshold is the noise the
+  history measured, not a guess. It needs PERF_MIN_RUNS earlier runs on that GPU model.
+
+Skipped runs of a test neither start nor break a streak.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+from statistics import median
+from typing import Literal
+
+from ci.history import connect, resolve_run_dir
+from ci.ledger import KnownIssue, Ledger
+
+FLAKY_WINDOW = 20
+PERF_WINDOW = 10
+PERF_MIN_RUNS = 3
+
+Outcome = Literal["passed", "failed", "skipped"]
+
+
+class Kind(StrEnum):
+    """What a grid cell says, most important first."""
+
+    KNOWN = "known issue"
+    FLAKY = "flaky"
+    NEW_FAILURE = "new failure"
+    FAILING = "failing"
+    SLOWER = "slower"
+    FIXED = "fixed"
+    PASSED = "passed"
+    SKIPPED = "skipped"
+
+
+class FixStatus(StrEnum):
+    VERIFIED = "fix verified"
+    NOT_VERIFIED = "claimed fix not verified"
+    NOT_TESTED = "claimed fix not tested yet"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    started: datetime
+    run_dir: Path
+    kind: str
+    status: str
+
+
+@dataclass(frozen=True)
+class LaneInfo:
+    """A lane as recorded in its latest run."""
+
+    lane: str
+    vendor: str
+    family: str
+    baseline: str | None
+    package: str
+    version: str
+    latest_run: str
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A test in one run of one lane, its nodes' outcomes combined."""
+
+    run_id: str
+    outcome: Outcome
+    nodes_disagree: bool
+    pins_digest: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Streak:
+    since_run: str
+    since_version: str
+    runs: int
+    age: timedelta
+
+
+@dataclass(frozen=True)
+class FailureRecord:
+    """What a failing testcase reported, from the node that failed first."""
+
+    node: str
+    outcome: str
+    message: str
+    details: str
+    signature: str
+    failure_kind: str
+    artifacts: str
+    artifact_files: tuple[str, ...]
+    run_dir: Path
+
+    @property
+    def text(self) -> str:
+        return f"{self.message}\n{self.details}"
+
+
+@dataclass(frozen=True)
+class PerfCheck:
+    """A perf test's latest time against the lane's earlier runs on the same GPU model."""
+
+    gpu: str
+    ms: float
+    median_ms: float
+    spread_ms: float
+    runs: int
+
+    @property
+    def slower(self) -> bool:
+        return self.ms - self.median_ms > self.spread_ms
+
+    @property
+    def change_pct(self) -> float:
+        return 100.0 * (self.ms / self.median_ms - 1.0)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    lane: str
+    test: str
+    run_id: str
+    outcome: Outcome
+    kind: Kind
+    new_failure: bool
+    fixed: bool
+    flaky: bool
+    failing_since: Streak | None
+    first_failed_run: str | None
+    regression_of: str | None
+    known_issue: KnownIssue | None
+    failure: FailureRecord | None
+    perf: PerfCheck | None = None
+
+
+@dataclass(frozen=True)
+class FixCheck:
+    """A fix claimed for a known issue, checked against the lanes at that version."""
+
+    issue: KnownIssue
+    version: str
+    status: FixStatus
+    lanes: tuple[str, ...]
+    passed: int
+    failed: int
+    still_known: int
+
+
+@dataclass(frozen=True)
+class History:
+    runs: tuple[RunInfo, ...]
+    lanes: dict[str, LaneInfo]
+    timelines: dict[tuple[str, str], tuple[Observation, ...]]
+    verdicts: dict[tuple[str, str], Verdict]
+    fix_checks: tuple[FixCheck, ...]
+
+    @property
+    def latest_run(self) -> RunInfo | None:
+        return self.runs[-1] if self.runs else None
+
+    def run(self, run_id: str) -> RunInfo:
+        return self._runs_by_id[run_id]
+
+    @cached_property
+    def _runs_by_id(self) -> dict[str, RunInfo]:
+        return {r.run_id: r for r in self.runs}
+
+    def tests_of(self, lanes: Iterable[str]) -> list[str]:
+        wanted = set(lanes)
+        return sorted({test for lane, test in self.verdicts if lane in wanted})
+
+
+def evaluate(db: Path, ledger: Ledger) -> History:
+    """Read the history database and compute every verdict and fix check."""
+    with connect(db, create=False) as connection:
+        return evaluate_connection(connection, db, ledger)
+
+
+def evaluate_connection(connection: sqlite3.Connection, db: Path, ledger: Ledger) -> History:
+    runs = tuple(
+        RunInfo(run_id, _parse_time(started), resolve_run_dir(db, run_dir), kind, status)
+        for run_id, started, run_dir, kind, status in connection.execute(
+            "SELECT run_id, started, run_dir, kind, status FROM runs ORDER BY started, run_id"
+        )
+    )
+    order = {run.run_id: i for i, run in enumerate(runs)}
+    started = {run.run_id: run.started for run in runs}
+
+    lane_runs: dict[tuple[str, str], tuple[str, str]] = {}  # (run, lane) -> (pins, version)
+    lanes: dict[str, LaneInfo] = {}
+    rows = connection.execute(
+        "SELECT run_id, lane, vendor, family, baseline, compiler_package, compiler_version,"
+        " pins_digest FROM run_lanes"
+    ).fetchall()
+    for run_id, lane, vendor, family, baseline, package, version, pins in sorted(
+        rows, key=lambda row: order[row[0]]
+    ):
+        lane_runs[(run_id, lane)] = (pins, version)
+        lanes[lane] = LaneInfo(lane, vendor, family, baseline, package, version, run_id)
+
+    timelines = _timelines(connection, order, lane_runs)
+    perf_checks = _perf_checks(connection, order, lanes)
+    latest_failures = _latest_failures(connection, lanes, runs)
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    for (lane, test), timeline in timelines.items():
+        info = lanes[lane]
+        if timeline[-1].run_id != info.latest_run:
+            continue  # the lane's latest run no longer has this test
+        failure = latest_failures.get((lane, test))
+        verdicts[(lane, test)] = _verdict(
+            lane, test, timeline, info, started, failure, ledger, timelines
+        )
+        perf = perf_checks.get((lane, test))
+        if perf is not None:
+            verdicts[(lane, test)] = _with_perf(verdicts[(lane, test)], perf)
+    fix_checks = tuple(_fix_checks(ledger, lanes, verdicts))
+    return History(runs, lanes, timelines, verdicts, fix_checks)
+
+
+def _timelines(
+    connection: sqlite3.Connection,
+    order: dict[str, int],
+    lane_runs: dict[tuple[str, str], tuple[str, str]],
+) -> dict[tuple[str, str], tuple[Observation, ...]]:
+    outcomes: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for run_id, lane, test, outcome in connection.execute(
+        "SELECT run_id, lane, test, outcome FROM results"
+    ):
+        outcomes[(lane, test, run_id)].append(outcome)
+    timelines: dict[tuple[str, str], list[Observation]] = defaultdict(list)
+    for (lane, test, run_id), node_outcomes in outcomes.items():
+        pins, version = lane_runs[(run_id, lane)]
+        combined, disagree = _combine(node_outcomes)
+        timelines[(lane, test)].append(Observation(run_id, combined, disagree, pins, version))
+    return {
+        key: tuple(sorted(observations, key=lambda o: order[o.run_id]))
+        for key, observations in timelines.items()
+    }
+
+
+def _perf_checks(
+    connection: sqlite3.Connection, order: dict[str, int], lanes: dict[str, LaneInfo]
+) -> dict[tuple[str, str], PerfCheck]:
+    """The perf check of every (lane, test) with a time in its lane's latest run."""
+    times: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for run_id, lane, test, gpu, ms in connection.execute(
+        "SELECT run_id, lane, test, gpu, ms FROM perf"
+    ):
+        times[(lane, test, gpu, run_id)].append(ms)
+    series: dict[tuple[str, str], list[tuple[int, str, float]]] = defaultdict(list)
+    for (lane, test, gpu, run_id), node_times in times.items():
+        # Nodes of one run with the same GPU model: one figure, their median.
+        series[(lane, test)].append((order[run_id], gpu, median(node_times)))
+    checks: dict[tuple[str, str], PerfCheck] = {}
+    for (lane, test), points in series.items():
+        points.sort()
+        latest_order, gpu, ms = points[-1]
+        if latest_order != order[lanes[lane].latest_run]:
+            continue
+        earlier = [t for _, g, t in points[:-1] if g == gpu][-PERF_WINDOW:]
+        if len(earlier) < PERF_MIN_RUNS:
+            continue
+        mid = median(earlier)
+        spread = max(abs(t - mid) for t in earlier)
+        checks[(lane, test)] = PerfCheck(gpu, ms, mid, spread, len(earlier))
+    return checks
+
+
+def _with_perf(verdict: Verdict, perf: PerfCheck) -> Verdict:
+    kind = Kind.SLOWER if perf.slower and verdict.kind is Kind.PASSED else verdict.kind
+    return replace(verdict, perf=perf, kind=kind)
+
+
+def _combine(node_outcomes: list[str]) -> tuple[Outcome, bool]:
+    failed = sum(1 for o in node_outcomes if o in ("failed", "error"))
+    passed = sum(1 for o in node_outcomes if o == "passed")
+    if failed:
+        return "failed", passed > 0
+    if passed:
+        return "passed", False
+    return "skipped", False
+
+
+def _latest_failures(
+    connection: sqlite3.Connection, lanes: dict[str, LaneInfo], runs: tuple[RunInfo, ...]
+) -> dict[tuple[str, str], FailureRecord]:
+    run_dirs = {run.run_id: run.run_dir for run in runs}
+    files: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
+    failures: dict[tuple[str, str], FailureRecord] = {}
+    for info in lanes.values():
+        for lane, node, test, path in connection.execute(
+            "SELECT lane, node, test, path FROM artifact_files WHERE run_id = ? AND lane = ?"
+            " ORDER BY path",
+            (info.latest_run, info.lane),
+        ):
+            files[(info.latest_run, lane, node, test)].append(path)
+        for node, test, outcome, message, details, signature, kind, artifacts in connection.execute(
+            "SELECT node, test, outcome, message, details, signature, failure_kind,"
+            " artifacts FROM results WHERE run_id = ? AND lane = ?"
+            " AND outcome IN ('failed', 'error') ORDER BY node",
+            (info.latest_run, info.lane),
+        ):
+            if (info.lane, test) in failures:
+                continue
+            failures[(info.lane, test)] = FailureRecord(
+                node=node,
+                outcome=outcome,
+                message=message,
+                details=details,
+                signature=signature,
+                failure_kind=kind,
+                artifacts=artifacts,
+                artifact_files=tuple(files.get((info.latest_run, info.lane, node, test), ())),
+                run_dir=run_dirs[info.latest_run],
+            )
+    return failures
+
+
+def _verdict(
+    lane: str,
+    test: str,
+    timeline: tuple[Observation, ...],
+    info: LaneInfo,
+    started: dict[str, datetime],
+    failure: FailureRecord | None,
+    ledger: Ledger,
+    timelines: dict[tuple[str, str], tuple[Observation, ...]],
+) -> Verdict:
+    now = timeline[-1]
+    ran = [o for o in timeline if o.outcome != "skipped"]
+    previous = ran[-2] if len(ran) >= 2 and now.outcome != "skipped" else None
+    new_failure = now.outcome == "failed" and previous is not None and previous.outcome == "passed"
+    fixed = now.outcome == "passed" and previous is not None and previous.outcome == "failed"
+    flaky = _flaky(timeline)
+    streak = _streak(ran, started) if now.outcome == "failed" else None
+    first_failed = next((o.run_id for o in ran if o.outcome == "failed"), None)
+    known = None
+    regression_of = None
+    if now.outcome == "failed":
+        signature = failure.signature if failure else ""
+        known = ledger.match(info.vendor, signature, failure.text if failure else "")
+        regression_of = _regression_of(info, test, now.run_id, timelines)
+    kind = _kind(now.outcome, known is not None, flaky, new_failure, fixed)
+    return Verdict(
+        lane=lane,
+        test=test,
+        run_id=now.run_id,
+        outcome=now.outcome,
+        kind=kind,
+        new_failure=new_failure,
+        fixed=fixed,
+        flaky=flaky,
+        failing_since=streak,
+        first_failed_run=first_failed,
+        regression_of=regression_of,
+        known_issue=known,
+        failure=failure,
+    )
+
+
+def _kind(outcome: Outcome, known: bool, flaky: bool, new_failure: bool, fixed: bool) -> Kind:
+    if outcome == "skipped":
+        return Kind.SKIPPED
+    if outcome == "failed":
+        if known:
+            return Kind.KNOWN
+        if flaky:
+            return Kind.FLAKY
+        return Kind.NEW_FAILURE if new_failure else Kind.FAILING
+    if flaky:
+        return Kind.FLAKY
+    return Kind.FIXED if fixed else Kind.PASSED
+
+
+def _flaky(timeline: tuple[Observation, ...]) -> bool:
+    pins = timeline[-1].pins_digest
+    recent = [o for o in timeline[-FLAKY_WINDOW:] if o.pins_digest == pins]
+    if any(o.nodes_disagree for o in recent):
+        return True
+    outcomes = [o.outcome for o in recent if o.outcome != "skipped"]
+    return any(
+        before == after != middle
+        for before, middle, after in zip(outcomes, outcomes[1:], outcomes[2:], strict=False)
+    )
+
+
+def _streak(ran: list[Observation], started: dict[str, datetime]) -> Streak:
+    count = 0
+    for observation in reversed(ran):
+        if observation.outcome != "failed":
+            break
+        count += 1
+    first = ran[-count]
+    age = started[ran[-1].run_id] - started[first.run_id]
+    return Streak(first.run_id, first.version, count, age)
+
+
+def _regression_of(
+    info: LaneInfo,
+    test: str,
+    run_id: str,
+    timelines: dict[tuple[str, str], tuple[Observation, ...]],
+) -> str | None:
+    if info.package != "flagtree" or not info.baseline:
+        return None
+    for observation in reversed(timelines.get((info.baseline, test), ())):
+        if observation.run_id == run_id:
+            return info.baseline if observation.outcome == "passed" else None
+    return None
+
+
+def _fix_checks(
+    ledger: Ledger, lanes: dict[str, LaneInfo], verdicts: dict[tuple[str, str], Verdict]
+) -> Iterable[FixCheck]:
+    for issue in ledger.issues:
+        for version in issue.claimed_fixes:
+            at_version = sorted(
+                name
+                for name, info in lanes.items()
+                if info.version == version and issue.applies_to(info.vendor)
+            )
+            checked = [
+                v
+                for (lane, test), v in verdicts.items()
+                if lane in at_version and issue.tests_re.search(test) and v.outcome != "skipped"
+            ]
+            failed = [v for v in checked if v.outcome == "failed"]
+            passed = len(checked) - len(failed)
+            if not checked:
+                status = FixStatus.NOT_TESTED
+            elif failed:
+                status = FixStatus.NOT_VERIFIED
+            else:
+                status = FixStatus.VERIFIED
+            still_known = sum(1 for v in failed if v.known_issue == issue)
+            yield FixCheck(
+                issue, version, status, tuple(at_version), passed, len(failed), still_known
+            )
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,77 @@
+"""`flagci run` of the embedded default, end to end: the CPU lane on this machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci import junit
+from ci.cli import main
+from ci.environment import LaneEnvironment
+from ci.lanes import Lane
+
+pytestmark = pytest.mark.integration
+
+ATTENTION_CONFIGS = {
+    f"hd{hd}-bm{bm}-t{t}-w4-s{s}-{dt}"
+    for hd in (128, 256)
+    for bm in (16, 64)
+    for t in (16, 32)
+    for s in (2, 3)
+    for dt in ("bf16", "fp16")
+}
+GDN_CONFIGS = {
+    f"{name}-bt16-w4-s{s}-bf16"
+    for name in (
+        "qwen3.6-h128-hv16-k128-v128",
+        "qwen3-next-h16-hv32-k128-v128",
+        "small-h4-hv6-k48-v40",
+    )
+    for s in (2, 1)
+}
+
+
+def test_cpu_lane_compiles_every_config_for_every_target_and_numerics_pass(
+    tmp_path: Path,
+    cpu_lane: Lane,
+    cpu_lane_env: LaneEnvironment,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["run", "--lane", cpu_lane.name, "--results", str(tmp_path)]) == 0
+    (run_dir,) = (d for d in tmp_path.iterdir() if (d / "run.json").is_file())
+    cases = junit.cases(junit.read(run_dir / "merged.xml"))
+    by_kind: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for case in cases:
+        assert case.outcome in ("passed", "skipped") or case.name == "test_interpreter_bf16_dot", (
+            case
+        )
+        if case.outcome != "passed" or "kernel" not in case.properties:
+            continue
+        kind = "compile" if case.name.startswith("test_compile") else "numerics"
+        target = case.properties.get("target", "-")
+        by_kind.setdefault((case.properties["kernel"], kind), set()).add(
+            (case.properties["config"], target)
+        )
+        assert case.properties["lane"] == cpu_lane.name and case.properties["node"] == "localhost"
+        if kind == "compile":
+            assert float(case.properties["compile_seconds"]) > 0
+            assert int(case.properties["shared_bytes"]) >= 0
+
+    targets = {"sm_80", "sm_90", "sm_100", "gfx942", "gfx950"}
+    assert by_kind[("unified_attention", "compile")] == {
+        (c, t) for c in ATTENTION_CONFIGS for t in targets
+    }
+    assert by_kind[("gdn_post_conv", "compile")] == {(c, t) for c in GDN_CONFIGS for t in targets}
+    assert by_kind[("unified_attention", "numerics")] == {(c, "-") for c in ATTENTION_CONFIGS}
+    assert by_kind[("gdn_post_conv", "numerics")] == {(c, "-") for c in GDN_CONFIGS}
+
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "passed" and record["nodes"] == ["localhost"]
+    assert (run_dir / "index.html").read_text().count("class='passed'") >= 190 + 38
+    # The run went into the history, and the dashboard was rebuilt from it.
+    assert (tmp_path / "history.sqlite").is_file()
+    assert run_dir.name in (tmp_path / "dashboard" / "index.html").read_text()
+    out = capsys.readouterr().out
+    assert "cpu-triton-3.6.0 @ localhost" in out and "==> cpu-triton-3.6.0: smoke suite" in out

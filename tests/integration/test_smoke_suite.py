@@ -1,0 +1,191 @@
+"""The smoke suite for real, in the CPU lane's environment (upstream triton, torch CPU).
+
+Each test here guards one promise of the suite: failures end as failing testcases with
+their message and kind, never as a crashed run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from ci import environment, junit, process
+from ci.errors import EnvironmentSetupError
+from ci.lanes import Lane, LaneMatrix
+from tests.smoke_runner import run_smoke
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+
+
+def results_of(folder: Path) -> dict[str, junit.CaseResult]:
+    return {c.test_id: c for c in junit.cases(junit.read(folder / "junit.xml"))}
+
+
+def test_broken_mask_turns_numerics_red(
+    tmp_path: Path, cpu_lane: Lane, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    """Break the causal mask of our attention kernel in a copy of the suite: numerics fail."""
+    copy = tmp_path / "src"
+    shutil.copytree(REPO / "ci", copy / "ci", ignore=shutil.ignore_patterns("__pycache__"))
+    kernel = copy / "ci" / "smoke" / "kernels" / "unified_attention.py"
+    source = kernel.read_text()
+    good = "seq_mask = seq_offset[None, :] <= context_len + query_pos[:, None]"
+    assert good in source
+    kernel.write_text(source.replace(good, good.replace("<=", "<")))
+
+    done = run_smoke(
+        cpu_lane_env.python,
+        cpu_lane.smoke_context("mutant"),
+        tmp_path / "res",
+        "-k",
+        "test_numerics and (hd128-bm16-t16-w4-s2 or hd256-bm64-t32-w4-s3)",
+        env={"PYTHONPATH": str(copy)},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = results_of(tmp_path / "res")
+    numerics = [c for c in cases.values() if c.name.startswith("test_numerics")]
+    assert len(numerics) == 4
+    for case in numerics:
+        assert case.outcome == "failed"
+        assert case.properties["failure_kind"] == "numeric_mismatch"
+        # A query that no longer sees its own key: rows with nothing visible go NaN (0/0),
+        # the others drift. Either way the check names what it found.
+        assert "numeric mismatch: max relative error" in case.message or "are NaN" in case.message
+
+
+def _corex_env(tmp_path: Path, cache: Path) -> Path:
+    """A venv like a FlagTree 0.6.0 install: Triton with only a corex-only backend plugin."""
+    venv = tmp_path / "corex-venv"
+    house = cache / "wheelhouse" / "cpu-triton-3.6.0"
+    what = "building the corex fixture environment"
+    process.run(
+        [sys.executable, "-m", "venv", "--without-pip", venv],
+        error=EnvironmentSetupError,
+        what=what,
+    )
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q"]
+    offline = ["--no-index", "--find-links", str(house)]
+    process.run(
+        [
+            *pip,
+            *offline,
+            "--no-deps",
+            "triton==3.6.0",
+            "pytest",
+            "pluggy",
+            "iniconfig",
+            "packaging",
+            "pygments",
+        ],
+        error=EnvironmentSetupError,
+        what=what,
+    )
+    site = next((venv / "lib").glob("python*/site-packages"))
+    # FlagTree's wheel registers only its vendor backend: drop upstream's nvidia and amd.
+    entry_points = next(site.glob("triton-*.dist-info")) / "entry_points.txt"
+    entry_points.write_text("")
+    process.run(
+        [*pip, *offline, str(REPO / "tests" / "fixtures" / "corex_backend")],
+        error=EnvironmentSetupError,
+        what=what,
+    )
+    (site / "flagci-smoke.pth").write_text(f"{REPO}\n")
+    return venv / "bin" / "python"
+
+
+def test_corex_only_backend_fails_the_cuda_target_and_the_run_completes(
+    tmp_path: Path, matrix: LaneMatrix, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    python = _corex_env(tmp_path, environment.cache_root())
+    lane = matrix.lane("iluvatar-flagtree-0.6.0")
+    done = run_smoke(
+        python,
+        lane.smoke_context("fixture-node"),
+        tmp_path / "res",
+        "-k",
+        "backends or vllm or hd128-bm16-t16-w4-s2-bf16 or small",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = results_of(tmp_path / "res")
+
+    inductor = cases["test_backends::test_inductor_target"]
+    assert inductor.outcome == "failed"
+    assert (
+        "0 compatible backends for target (cuda) ([]). There should only be one."
+        in inductor.message
+    )
+    assert inductor.properties["failure_kind"] == "backend_resolution"
+    assert inductor.properties["node"] == "fixture-node"
+    assert inductor.properties["signature"] == "backend_resolution|0 backends|target cuda|[]"
+
+    claimed = cases["test_backends::test_target_claimed[corex_71]"]
+    assert claimed.outcome == "passed"
+    assert claimed.properties["claimed_by"] == "flagci_corex_fixture.compiler"
+    assert cases["test_backends::test_installed_backends"].properties["backends"] == "corex"
+
+    # The rest of the run completed: kernels compiled through the corex backend...
+    compiles = [c for c in cases.values() if c.name.startswith("test_compile[corex_71")]
+    assert len(compiles) == 3 and all(c.outcome == "passed" for c in compiles), compiles
+    # ...numerics were skipped with their reason (no torch there), vLLM likewise.
+    assert all(c.outcome == "skipped" for c in cases.values() if c.name.startswith("test_numerics"))
+    assert cases["test_vllm::test_generate_hello"].outcome == "skipped"
+
+
+def test_shared_memory_over_the_limit_is_out_of_resources(
+    tmp_path: Path, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    """An attention config too big for sm_80's 166912 bytes per block."""
+    script = tmp_path / "oversized.py"
+    script.write_text(
+        "import json, sys\n"
+        "from ci.smoke import attention\n"
+        "from ci.smoke.compiler import CompileWorker\n"
+        "from ci.smoke.lane import Target\n"
+        "config = attention.AttentionConfig(256, 128, 256, 4, 3, 'bf16')\n"
+        "worker = CompileWorker()\n"
+        "job = attention.compile_job(config, Target('cuda', 80, 32, 166912), sys.argv[1], 600)\n"
+        "print(json.dumps(worker.compile(job).__dict__))\n"
+        "worker.close()\n"
+    )
+    artifacts = tmp_path / "artifacts"
+    done = process.run(
+        [cpu_lane_env.python, script, artifacts],
+        error=EnvironmentSetupError,
+        what="oversized compile",
+        capture=True,
+    )
+    import json
+
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert outcome["status"] == "out_of_resources"
+    assert outcome["shared"] > 166912
+    assert (
+        f"out of resource: shared memory, Required: {outcome['shared']}, Hardware limit: 166912"
+        in outcome["message"]
+    )
+    failure = json.loads((artifacts / "failure.json").read_text())
+    assert failure["outcome"]["status"] == "out_of_resources"
+    assert failure["job"]["options"] == {"num_warps": 4, "num_stages": 3}
+
+
+def test_hung_compile_is_cut_and_reported_as_timeout(
+    tmp_path: Path, cpu_lane: Lane, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    done = run_smoke(
+        cpu_lane_env.python,
+        cpu_lane.smoke_context("n1"),
+        tmp_path / "res",
+        "-k",
+        "test_compile and sm_90 and hd256-bm64-t32-w4-s3-bf16",
+        env={"FLAGCI_COMPILE_TIMEOUT_S": "0.05"},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    (case,) = results_of(tmp_path / "res").values()
+    assert case.outcome == "failed"
+    assert case.properties["failure_kind"] == "timeout"
+    assert "compile did not finish within 0.05 s and was killed" in case.message
+    assert case.properties["signature"].startswith("timeout|compile|")

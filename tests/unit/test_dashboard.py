@@ -1,0 +1,120 @@
+"""The static dashboard: pages, escaping, failure pages with reproducer links, trends."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from ci.dashboard import build, failure_page
+from ci.errors import HistoryError
+from tests.fixtures.dashboard_history import ATTENTION, GDN, HOSTILE_TEST, REPRO, build_history
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    db = build_history(tmp_path / "results")
+    index = build(db, tmp_path / "results" / "dashboard")
+    return index.parent
+
+
+def _text(page: Path) -> str:
+    return page.read_text(encoding="utf-8")
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.hrefs: list[str] = []
+        self.data: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.hrefs += [v for k, v in attrs if k == "href" and v]
+
+    def handle_data(self, data: str) -> None:
+        self.data.append(data)
+
+
+def _parse(page: Path) -> _Collect:
+    parser = _Collect()
+    parser.feed(_text(page))
+    return parser
+
+
+def test_every_page_is_written(site: Path) -> None:
+    for name in ("index.html", "history.html", "trends.html", "style.css"):
+        assert (site / name).is_file()
+    assert (site / failure_page("iluvatar-flagtree-0.6.0", ATTENTION)).is_file()
+    assert (site / failure_page("kunlun-flagtree-0.6.1", GDN)).is_file()
+
+
+def test_test_names_and_messages_are_escaped_everywhere(site: Path) -> None:
+    pages = [*site.glob("*.html"), *site.glob("failures/*.html")]
+    for page in pages:
+        parsed = _parse(page)
+        assert "script" not in parsed.tags and "b" not in parsed.tags and "i" not in parsed.tags, (
+            page
+        )
+    index = _parse(site / "index.html")
+    assert HOSTILE_TEST in "".join(index.data)
+
+
+def test_the_overview_shows_grids_known_issues_and_fix_checks(site: Path) -> None:
+    index = _text(site / "index.html")
+    assert "Latest run: 20261104T020000Z-nightly" in index
+    assert "iluvatar: lanes by version" in index and "kunlun: lanes by version" in index
+    assert "flagtree 0.6.0+iluvatar3.6" in index and "triton 3.2.0+corex.4.5.0" in index
+    assert "FlagTree regression" in index
+    assert "https://github.com/flagos-ai/FlagTree/issues/1126" in index
+    assert re.search(r"0\.7\.0rc2\+xpu3\.6: <span class='fix-verified'>fix verified", index)
+    assert re.search(r"0\.6\.1a1\+xpu3\.6: <span class='fix-not-tested'>", index)
+
+
+def test_the_history_strip_gives_the_first_failing_run_and_age(site: Path) -> None:
+    history = _text(site / "history.html")
+    row = next(
+        line
+        for line in history.splitlines()
+        if "test_unified_attention" in line and "20261102T020000Z-nightly<br>" in line
+    )
+    assert "0.6.0+iluvatar3.6, 3 runs" in row and "2 d 0 h" in row
+    assert row.count("<span class='o-failed'") == 3 and row.count("<span class='o-passed'") == 1
+
+
+def test_a_failure_page_has_its_diagnostics_and_reproducer_links(site: Path) -> None:
+    page = site / failure_page("iluvatar-flagtree-0.6.0", ATTENTION)
+    text = _text(page)
+    assert "operand #0 does not dominate this use" in text
+    assert "iluvatar-mma-reduce-dominance" in text
+    assert "passes on the baseline lane iluvatar-triton-3.2.0" in text
+    links = [h for h in _parse(page).hrefs if h.endswith(".mlir")]
+    assert len(links) == 1
+    target = (page.parent / unquote(links[0])).resolve()
+    assert target.is_file() and target.name == REPRO
+    assert "20261104T020000Z-nightly" in target.parts
+
+
+def test_trend_charts_are_inline_svg_per_kernel_config_and_lane(site: Path) -> None:
+    trends = _text(site / "trends.html")
+    assert "unified_attention · hd128-bm16 · iluvatar-flagtree-0.6.0" in trends
+    charts = re.findall(r"<svg class='chart'.*?</svg>", trends)
+    assert len(charts) == 6  # per lane: attention time and shared memory, <k> time
+    assert all("<polyline points='" in chart for chart in charts)
+    assert "&lt;k&gt; · &lt;c&gt;" in trends
+
+
+def test_stale_failure_pages_are_removed(tmp_path: Path, site: Path) -> None:
+    stale = site / "failures" / "0123456789abcdef0123.html"
+    stale.write_text("old")
+    build(tmp_path / "results" / "history.sqlite", site)
+    assert not stale.exists()
+
+
+def test_no_history_database_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(HistoryError, match="no history database"):
+        build(tmp_path / "missing.sqlite", tmp_path / "out")

@@ -1,0 +1,270 @@
+"""The lane matrix: the shipped file is valid, and every kind of mistake is named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ci.errors import ConfigError, UsageError
+from ci.lanes import default_matrix_path, load_matrix
+
+VALID = """
+default_lane = "cpu-a"
+
+[indexes.pypi]
+url = "https://pypi.example/simple"
+env = "FLAGCI_INDEX_PYPI"
+
+[indexes.flagos]
+env = "FLAGCI_INDEX_FLAGOS"
+
+[families]
+cpu = ["cpu-a"]
+kunlun = ["kun-base", "kun-new"]
+
+[lanes.cpu-a]
+description = "cpu"
+vendor = "cpu"
+base_image = "debian:bookworm"
+python = "3.11"
+compiler = { package = "triton", version = "3.6.0", triton = "3.6.0" }
+targets = [{ backend = "cuda", arch = 80, warp_size = 32, shared_limit = 166912 }]
+inductor_backend = "cuda"
+execution = "interpreter"
+pins = [{ name = "triton", version = "3.6.0", index = "pypi", sha256 = "%s" }]
+tests = ["backends"]
+timeout_s = 60
+test_timeout_s = 30
+
+[lanes.kun-base]
+description = "kunlun base"
+vendor = "kunlun"
+base_image = "xre"
+python = "3.10"
+compiler = { package = "flagtree", version = "0.6.1+xpu3.6", triton = "3.6.0" }
+targets = [{ backend = "cuda", arch = 3, warp_size = 64, shared_limit = 262144, name = "xpu3" }]
+inductor_backend = "cuda"
+execution = "device"
+pins = [{ name = "flagtree", version = "0.6.1+xpu3.6", index = "flagos" }]
+tests = ["backends", "vllm"]
+timeout_s = 60
+test_timeout_s = 30
+[lanes.kun-base.model]
+name = "Qwen3.6-27B"
+path = "/models/q"
+tensor_parallel_size = 1
+max_model_len = 4096
+
+[lanes.kun-new]
+description = "kunlun new"
+vendor = "kunlun"
+base_image = "xre"
+python = "3.10"
+compiler = { package = "flagtree", version = "0.7.0rc2+xpu3.6", triton = "3.6.0" }
+baseline = "kun-base"
+targets = [{ backend = "cuda", arch = 3, warp_size = 64, shared_limit = 262144 }]
+inductor_backend = "cuda"
+execution = "device"
+pins = [{ name = "flagtree", version = "0.7.0rc2+xpu3.6", index = "flagos" }]
+tests = ["backends"]
+timeout_s = 60
+test_timeout_s = 30
+""" % ("a" * 64)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "lanes.toml"
+    path.write_text(text)
+    return path
+
+
+def error_for(tmp_path: Path, text: str) -> str:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_matrix(path)
+    message = str(caught.value)
+    assert str(path) in message, message
+    return message
+
+
+def test_shipped_matrix_has_every_lane_of_the_mission() -> None:
+    matrix = load_matrix()
+    assert set(matrix.lanes) == {
+        "iluvatar-flagtree-0.6.0",
+        "iluvatar-triton-3.2.0",
+        "kunlun-flagtree-0.6.1",
+        "kunlun-flagtree-0.6.1a1",
+        "kunlun-flagtree-0.7.0rc2",
+        "nvidia-triton-3.6.0",
+        "cpu-triton-3.6.0",
+    }
+    assert matrix.default.name == "cpu-triton-3.6.0"
+    assert [t.label for t in matrix.default.targets] == [
+        "sm_80",
+        "sm_90",
+        "sm_100",
+        "gfx942",
+        "gfx950",
+    ]
+    flagtree = matrix.lane("iluvatar-flagtree-0.6.0")
+    assert flagtree.baseline == "iluvatar-triton-3.2.0"
+    assert flagtree.compiler.version == "0.6.0+iluvatar3.6"
+    assert [t.backend for t in flagtree.targets] == ["corex"]
+    assert [lane.name for lane in matrix.family("kunlun")] == [
+        "kunlun-flagtree-0.6.1",
+        "kunlun-flagtree-0.6.1a1",
+        "kunlun-flagtree-0.7.0rc2",
+    ]
+    for name in matrix.families["kunlun"]:
+        assert matrix.lanes[name].device.env["XPU_EVENT_KL3_ENABLE"] == "1"
+    # Every pin of the default lane is hash-pinned: it is built offline from a wheelhouse.
+    assert all(pin.sha256 for pin in matrix.default.pins)
+
+
+def test_models_are_frozen() -> None:
+    lane = load_matrix(default_matrix_path()).default
+    with pytest.raises(ValueError):
+        lane.python = "3.12"  # type: ignore[misc]
+
+
+def test_valid_minimal_matrix(tmp_path: Path) -> None:
+    matrix = load_matrix(write(tmp_path, VALID))
+    assert matrix.lane("kun-new").baseline == "kun-base"
+    assert matrix.lane("kun-base").targets[0].label == "xpu3"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "test_timeout_s = 30\n\n[lanes.kun-base]",
+            'test_timeout_s = 30\ncolour = "red"\n\n[lanes.kun-base]',
+            "lane 'cpu-a': key 'colour': Extra inputs are not permitted",
+        ),
+        (
+            'sha256 = "',
+            'sha = "',
+            "lane 'cpu-a': key 'pins[0].sha': Extra inputs are not permitted",
+        ),
+        ("warp_size = 32", 'warp_size = "32"', "lane 'cpu-a': key 'targets[0].warp_size'"),
+        ('python = "3.11"', 'python = "3.11.7"', "lane 'cpu-a': key 'python'"),
+        ('sha256 = "aaaa', 'sha256 = "zzzz', "lane 'cpu-a': key 'pins[0].sha256'"),
+        ('execution = "interpreter"', 'execution = "gpu"', "lane 'cpu-a': key 'execution'"),
+        (
+            'tests = ["backends"]\n',
+            'tests = ["backends", "fuzz"]\n',
+            "lane 'cpu-a': key 'tests[1]'",
+        ),
+        (
+            'tests = ["backends"]\n',
+            'tests = ["backends", "backends"]\n',
+            "a smoke test is listed twice",
+        ),
+        ('description = "cpu"\n', "", "lane 'cpu-a': key 'description': Field required"),
+        ("timeout_s = 60\ntest", "timeout_s = 0\ntest", "lane 'cpu-a': key 'timeout_s'"),
+        ('vendor = "cpu"', 'vendor = "amd"', "lane 'cpu-a': key 'vendor'"),
+        (
+            'default_lane = "cpu-a"',
+            'default_lane = "cpu-b"',
+            "key 'default_lane': no lane named 'cpu-b'",
+        ),
+        (
+            'index = "pypi"',
+            'index = "mirror"',
+            "lane 'cpu-a': key 'pins[0].index': no index named 'mirror'",
+        ),
+        (
+            'baseline = "kun-base"',
+            'baseline = "kun-old"',
+            "lane 'kun-new': key 'baseline': no lane named 'kun-old'",
+        ),
+        (
+            'baseline = "kun-base"',
+            'baseline = "cpu-a"',
+            "lane 'kun-new': key 'baseline': 'cpu-a' is a cpu lane",
+        ),
+        ('baseline = "kun-base"', 'baseline = "kun-new"', "a lane cannot be its own baseline"),
+        (
+            'kunlun = ["kun-base", "kun-new"]',
+            'kunlun = ["kun-base"]',
+            "lane 'kun-new': key 'vendor': the lane is in no family",
+        ),
+        (
+            'kunlun = ["kun-base", "kun-new"]',
+            'kunlun = ["kun-base", "kun-new", "kun-x"]',
+            "key 'families.kunlun': no lane named 'kun-x'",
+        ),
+        ('cpu = ["cpu-a"]', 'cpu = ["cpu-a", "kun-base"]', "key 'families.cpu': lane 'kun-base'"),
+        (
+            '{ name = "flagtree", version = "0.7.0rc2+xpu3.6", index = "flagos" }',
+            '{ name = "flagtree", version = "0.7.0rc1+xpu3.6", index = "flagos" }',
+            "lane 'kun-new': key 'compiler': flagtree 0.7.0rc2+xpu3.6 is not in pins",
+        ),
+        (
+            'pins = [{ name = "flagtree", version = "0.6.1+xpu3.6", index = "flagos" }]',
+            'pins = [{ name = "flagtree", version = "0.6.1+xpu3.6", index = "flagos" }, '
+            '{ name = "vllm_plugin_fl", version = "0.2.0", index = "flagos" }, '
+            '{ name = "vllm-plugin.fl", version = "0.2.0", index = "flagos" }]',
+            "lane 'kun-base': key 'pins': package 'vllm-plugin.fl' is pinned twice",
+        ),
+        (
+            '[lanes.kun-base.model]\nname = "Qwen3.6-27B"\npath = "/models/q"\ntensor_parallel_size = 1\nmax_model_len = 4096\n',
+            "",
+            "lane 'kun-base': key 'model': the 'vllm' smoke test needs a [model] table",
+        ),
+        (
+            "tensor_parallel_size = 1",
+            "tensor_parallel_size = 0",
+            "lane 'kun-base': key 'model.tensor_parallel_size'",
+        ),
+        ('env = "FLAGCI_INDEX_FLAGOS"', 'env = "flagci-index"', "key 'indexes.flagos.env'"),
+        ("[families]", "[families]\namd = []", "key 'families.amd'"),
+    ],
+)
+def test_each_mistake_names_file_lane_and_key(
+    tmp_path: Path, old: str, new: str, expected: str
+) -> None:
+    assert old in VALID, old
+    message = error_for(tmp_path, VALID.replace(old, new, 1))
+    assert expected in message, message
+
+
+def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
+    message = error_for(tmp_path, VALID.replace('vendor = "cpu"', "vendor = cpu"))
+    assert "not valid TOML" in message and "line" in message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="lane matrix not found"):
+        load_matrix(tmp_path / "nope.toml")
+
+
+def test_unknown_lane_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match=r"no lane named 'cpu-triton-9'.*known: cpu-triton-3.6.0"):
+        load_matrix().lane("cpu-triton-9")
+
+
+def test_index_url_is_a_setting(tmp_path: Path) -> None:
+    matrix = load_matrix(write(tmp_path, VALID))
+    assert matrix.index_url("pypi", {}) == "https://pypi.example/simple"
+    assert (
+        matrix.index_url("pypi", {"FLAGCI_INDEX_PYPI": "http://mirror/simple"})
+        == "http://mirror/simple"
+    )
+    with pytest.raises(
+        ConfigError,
+        match="index 'flagos' has no URL: set the environment variable FLAGCI_INDEX_FLAGOS",
+    ):
+        matrix.index_url("flagos", {})
+
+
+def test_smoke_context_is_plain_json_data() -> None:
+    import json
+
+    context = load_matrix().lane("kunlun-flagtree-0.6.1").smoke_context("p800-01")
+    again = json.loads(json.dumps(context))
+    assert again["node"] == "p800-01"
+    assert again["model"]["tensor_parallel_size"] == 1
+    assert again["targets"][0]["name"] == "xpu3"
+    assert again["env"]["XPU_EVENT_KL3_ENABLE"] == "1"

@@ -1,0 +1,75 @@
+"""The known-issue ledger: the seeded issues match the reported failure texts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ci.errors import ConfigError
+from ci.ledger import load_ledger
+
+# The failure texts as the two user reports quote them.
+REPORTED = {
+    "iluvatar-cuda-target": (
+        "iluvatar",
+        "RuntimeError: 0 compatible backends for target (cuda) ([]).\nThere should only be one.",
+    ),
+    "iluvatar-mma-reduce-dominance": (
+        "iluvatar",
+        "vllm/v1/attention/ops/triton_unified_attention.py:179:0: note: Pipeline failed while"
+        " executing [`TritonILUVATARGPUMMAReduceThreadLocality` on 'builtin.module' operation]\n"
+        "RuntimeError: PassManager::run failed",
+    ),
+    "kunlun-gdn-uni-sram": (
+        "kunlun",
+        "triton.runtime.errors.OutOfResources: out of resource: uni_sram PassManager::run"
+        " failed, Required: 0, Hardware limit: 0. Reducing block sizes or `num_stages` may help.",
+    ),
+}
+
+
+@pytest.mark.parametrize("issue_id", sorted(REPORTED))
+def test_the_seeded_issues_match_the_reported_failures(issue_id: str) -> None:
+    vendor, text = REPORTED[issue_id]
+    match = load_ledger().match(vendor, "", text)
+    assert match is not None and match.id == issue_id
+    assert match.upstream.startswith("https://github.com/flagos-ai/FlagTree/issues/")
+
+
+def test_the_kunlun_issue_records_both_claimed_fixes() -> None:
+    issue = {i.id: i for i in load_ledger().issues}["kunlun-gdn-uni-sram"]
+    assert issue.affected == ("0.6.1+xpu3.6",)
+    assert issue.claimed_fixes == ("0.6.1a1+xpu3.6", "0.7.0rc2+xpu3.6")
+
+
+def test_an_unrelated_failure_is_not_known() -> None:
+    text = "out of resources: shared memory, Required: 262144, Hardware limit: 166912"
+    assert load_ledger().match("kunlun", "", text) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ('pattern = "(unclosed"', "issue 'x': key 'pattern': .*not a valid regular expression"),
+        ('pattern = "a"\ncolour = "red"', "issue 'x': key 'colour': Extra inputs"),
+        ('pattern = "a"\nupstream = "ftp://x"', "upstream"),
+    ],
+)
+def test_a_bad_ledger_names_the_file_issue_and_key(tmp_path: Path, body: str, error: str) -> None:
+    path = tmp_path / "known_issues.toml"
+    upstream = "" if "upstream" in body else 'upstream = "https://example.org/1"\n'
+    path.write_text(f'[[issue]]\nid = "x"\ntitle = "t"\ntests = "t"\n{upstream}{body}\n')
+    with pytest.raises(ConfigError, match=error) as caught:
+        load_ledger(path)
+    assert str(path) in str(caught.value)
+
+
+def test_duplicate_issue_ids_are_refused(tmp_path: Path) -> None:
+    entry = (
+        '[[issue]]\nid = "x"\ntitle = "t"\nupstream = "https://e.org"\npattern = "a"\ntests = "t"\n'
+    )
+    path = tmp_path / "known_issues.toml"
+    path.write_text(entry + entry)
+    with pytest.raises(ConfigError, match="used twice"):
+        load_ledger(path)

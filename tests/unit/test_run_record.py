@@ -1,0 +1,106 @@
+"""Finishing a run: merged JUnit, infrastructure stand-ins, the HTML page, run.json."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ci import junit, report, runrecord
+from ci.errors import ReportError
+from ci.lanes import load_matrix
+
+SMOKE_JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="cpu-triton-3.6.0" tests="2" failures="1">
+<testcase classname="test_backends" name="test_inductor_target" time="0.01">
+  <properties><property name="lane" value="cpu-triton-3.6.0"/><property name="node" value="n1"/>
+  <property name="failure_kind" value="backend_resolution"/>
+  <property name="artifacts" value="artifacts/test_backends__test_inductor_target"/></properties>
+  <failure message="RuntimeError: 0 compatible backends for target (cuda) ([]). There should only be one.">details</failure>
+</testcase>
+<testcase classname="test_x" name="test_&lt;script&gt;alert(1)&lt;/script&gt;" time="0.2">
+  <properties><property name="lane" value="cpu-triton-3.6.0"/><property name="node" value="n1"/></properties>
+</testcase>
+</testsuite></testsuites>
+"""
+
+BOMB = """<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;">]>
+<testsuites><testsuite name="&lol2;"/></testsuites>
+"""
+
+
+def finish(tmp_path: Path, parts: list[runrecord.Part]) -> runrecord.RunResult:
+    matrix = load_matrix()
+    lanes = [matrix.default]
+    return runrecord.finish(tmp_path, "RUN", "local", datetime.now(UTC), matrix, lanes, parts)
+
+
+def part(tmp_path: Path, node: str, text: str | None) -> runrecord.Part:
+    folder = tmp_path / "lanes" / runrecord.part_name(node, "cpu-triton-3.6.0")
+    folder.mkdir(parents=True)
+    if text is not None:
+        (folder / "junit.xml").write_text(text)
+    return runrecord.Part(node=node, lane="cpu-triton-3.6.0", folder=folder)
+
+
+def test_merge_keeps_everything_and_makes_artifacts_run_relative(tmp_path: Path) -> None:
+    result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
+    assert result.status == "failed"
+    merged = junit.cases(junit.read(tmp_path / "merged.xml"))
+    assert [c.outcome for c in merged] == ["failed", "passed"]
+    failing = merged[0]
+    assert "0 compatible backends for target (cuda)" in failing.message
+    assert failing.properties["artifacts"] == (
+        "lanes/n1__cpu-triton-3.6.0/artifacts/test_backends__test_inductor_target"
+    )
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["status"] == "failed"
+    assert record["lanes"]["cpu-triton-3.6.0"]["pins"]["triton"] == "3.6.0"
+
+
+def test_missing_and_hostile_junit_become_infrastructure_errors(tmp_path: Path) -> None:
+    result = finish(tmp_path, [part(tmp_path, "dead", None), part(tmp_path, "evil", BOMB)])
+    assert result.status == "error"
+    kinds = {(c.node, c.properties["failure_kind"]) for c in result.results}
+    assert kinds == {("dead", "infrastructure"), ("evil", "infrastructure")}
+    evil = next(c for c in result.results if c.node == "evil")
+    assert "refused" in evil.message and "junit.xml" in evil.message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (BOMB, "refused"),
+        ("<testsuites><testsuite name='x'>", "not well-formed"),
+        ('<?xml version="1.0" encoding="utf-8"?><testsuites name="\xff"/>', "not well-formed"),
+        ("<html/>", "neither <testsuites> nor <testsuite>"),
+    ],
+)
+def test_read_refuses_bad_junit_naming_the_file(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "junit.xml"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ReportError, match=expected) as caught:
+        junit.read(path)
+    assert str(path) in str(caught.value)
+
+
+def test_html_escapes_what_came_from_tests(tmp_path: Path) -> None:
+    finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
+    page = (tmp_path / "index.html").read_text()
+    assert "<script>alert(1)</script>" not in page
+    assert "test_&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert (
+        "href='lanes/n1__cpu-triton-3.6.0/artifacts/test_backends__test_inductor_target/'" in page
+    )
+
+
+def test_summary_table_counts_and_lists_failures(tmp_path: Path) -> None:
+    result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
+    table = report.summary_table(result.results)
+    assert "cpu-triton-3.6.0 @ n1" in table
+    row = next(line for line in table.splitlines() if line.startswith("cpu-triton-3.6.0 @ n1"))
+    assert row.split()[-4:] == ["1", "1", "0", "0"]
+    assert "[backend_resolution] cpu-triton-3.6.0 test_backends::test_inductor_target" in table
