@@ -66,7 +66,7 @@ def ensure(engine: Engine, base: DebianBase = DEBIAN_BASE) -> str:
             [
                 "debootstrap",
                 "--variant=minbase",
-                f"--include={','.join(base.packages)}",
+                *([f"--include={','.join(base.packages)}"] if base.packages else []),
                 base.suite,
                 root,
                 base.mirror,
@@ -94,7 +94,7 @@ def ensure(engine: Engine, base: DebianBase = DEBIAN_BASE) -> str:
                 f"LABEL {RECIPE_LABEL}={base.recipe}",
                 f"LABEL org.opencontainers.image.title={base.repository}",
                 f'LABEL org.opencontainers.image.description="Debian {base.suite} minbase'
-                f' with {" ".join(base.packages)}"',
+                f'{" with " + " ".join(base.packages) if base.packages else ""}"',
                 "ENV LANG=C.UTF-8",
                 'CMD ["/bin/bash"]',
             ],

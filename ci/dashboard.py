@@ -48,6 +48,7 @@ _KIND_LABEL = {
     Kind.FLAKY: "flaky",
     Kind.NEW_FAILURE: "NEW",
     Kind.FAILING: "fail",
+    Kind.SLOWER: "SLOW",
     Kind.FIXED: "fixed",
     Kind.PASSED: "pass",
     Kind.SKIPPED: "skip",
@@ -170,6 +171,12 @@ def _cell(verdict: Verdict | None, *, depth: int = 0) -> str:
     title = f"{verdict.lane} · {verdict.test}: {kind.value}"
     if verdict.failing_since:
         title += f" since {verdict.failing_since.since_run} ({verdict.failing_since.runs} runs)"
+    if verdict.perf:
+        perf = verdict.perf
+        title += (
+            f"; {perf.ms:.4f} ms on {perf.gpu}, {perf.change_pct:+.1f}% against the median"
+            f" {perf.median_ms:.4f} ms (spread {perf.spread_ms:.4f}) of {perf.runs} runs"
+        )
     slug = kind.value.replace(" ", "-")
     return f"<td class='cell k-{slug}' title='{e(title)}'>{label}{badges}</td>"
 

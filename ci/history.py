@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
@@ -113,6 +114,11 @@ class CaseResult:
     spills: int | None
     artifacts: str
     duration: float | None
+    # Performance smoke (ci/smoke/perf.py): the GPU model and the median time it measured.
+    gpu: str = ""
+    perf_ms: float | None = None
+    pct_of_ceiling: float | None = None
+    ratio_to_torch: float | None = None
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,17 @@ CREATE TABLE IF NOT EXISTS results (
     spills INTEGER,
     artifacts TEXT NOT NULL,
     duration REAL,
+    PRIMARY KEY (run_id, lane, node, test)
+);
+CREATE TABLE IF NOT EXISTS perf (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    lane TEXT NOT NULL,
+    node TEXT NOT NULL,
+    test TEXT NOT NULL,
+    gpu TEXT NOT NULL,
+    ms REAL NOT NULL,
+    pct_of_ceiling REAL,
+    ratio_to_torch REAL,
     PRIMARY KEY (run_id, lane, node, test)
 );
 CREATE TABLE IF NOT EXISTS artifact_files (
@@ -345,6 +362,10 @@ def _case_result(case: Element, source: Path, run: RunRecord) -> CaseResult:
         _number(int, props, "spills", source, test),
         get("artifacts", ""),
         _number(float, case.attrib, "time", source, test),
+        get("gpu", ""),
+        _time_ms(props, source, test),
+        _number(float, props, "pct_of_ceiling", source, test),
+        _number(float, props, "ratio_to_torch", source, test),
     )
 
 
@@ -363,6 +384,14 @@ def _number(
         raise ReportError(
             f"{source}: testcase '{test}': '{key}' is not a number: {raw[:80]!r}"
         ) from None
+
+
+def _time_ms(values: Mapping[str, str], source: Path, test: str) -> float | None:
+    """``perf_ms``: a time the perf verdict compares, so only a finite positive number."""
+    ms = _number(float, values, "perf_ms", source, test)
+    if ms is not None and not (math.isfinite(ms) and ms > 0):
+        raise ReportError(f"{source}: testcase '{test}': 'perf_ms' is not a time: {ms!r}")
+    return ms
 
 
 def _artifact_files(
@@ -551,6 +580,23 @@ def _insert(connection: sqlite3.Connection, contents: RunContents, run_dir: str)
                 r.duration,
             )
             for r in contents.results
+        ],
+    )
+    connection.executemany(
+        "INSERT INTO perf VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                run.run_id,
+                r.lane,
+                r.node,
+                r.test,
+                r.gpu,
+                r.perf_ms,
+                r.pct_of_ceiling,
+                r.ratio_to_torch,
+            )
+            for r in contents.results
+            if r.perf_ms is not None
         ],
     )
     connection.executemany(

@@ -26,6 +26,7 @@ import re
 import shutil
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -231,7 +232,7 @@ def follow(
     current: tuple[int, int, str] | None = None
     started = clock()
     cached = False
-    tail: list[str] = []
+    tail: deque[str] = deque(maxlen=25)
     image_id = ""
 
     def close_step() -> None:
@@ -244,7 +245,7 @@ def follow(
         if "error" in event:
             close_step()
             where = f"step {current[0]}/{current[1]} ({current[2]})" if current else "start"
-            detail = "\n".join(tail[-25:])
+            detail = "\n".join(tail)
             raise EnvironmentSetupError(
                 f"lane '{lane}': image build failed at {where}: {str(event['error']).strip()}"
                 + (f"\nlast output of the step:\n{detail}" if detail else "")
@@ -256,7 +257,8 @@ def follow(
             if match:
                 close_step()
                 current = (int(match[1]), int(match[2]), match[3])
-                started, cached, tail = clock(), False, []
+                started, cached = clock(), False
+                tail.clear()
                 print(f"[{lane}] step {line[5:]}", file=out, flush=True)
                 continue
             if line.strip() == "---> Using cache":

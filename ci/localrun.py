@@ -36,7 +36,8 @@ def run_lanes(
 ) -> runrecord.RunResult:
     started = datetime.now(UTC)
     run_id = runrecord.new_run_id("local", started)
-    run_dir = options.results_root / run_id
+    # Absolute: the smoke suite runs from inside the run folder.
+    run_dir = options.results_root.resolve() / run_id
     run_dir.mkdir(parents=True)
     print(f"flagci: run {run_id} -> {run_dir}", flush=True)
     steps = runrecord.Steps()

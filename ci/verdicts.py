@@ -14,7 +14,11 @@ For the latest run of each lane that ran a test:
 - FlagTree regression: it fails on a FlagTree lane and passes on that lane's baseline lane
   in the same run;
 - known issue: the failure matches the known-issue ledger. A known failure is shown as
-  known, not as new.
+  known, not as new;
+- slower: a perf test (one that records ``perf_ms``) took longer than the median of the
+  lane's last PERF_WINDOW earlier runs of it on the same GPU model by more than those runs'
+  own spread (their largest distance from that median), so the threshold is the noise the
+  history measured, not a guess. It needs PERF_MIN_RUNS earlier runs on that GPU model.
 
 Skipped runs of a test neither start nor break a streak.
 """
@@ -24,17 +28,20 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
+from statistics import median
 from typing import Literal
 
 from ci.history import connect, resolve_run_dir
 from ci.ledger import KnownIssue, Ledger
 
 FLAKY_WINDOW = 20
+PERF_WINDOW = 10
+PERF_MIN_RUNS = 3
 
 Outcome = Literal["passed", "failed", "skipped"]
 
@@ -46,6 +53,7 @@ class Kind(StrEnum):
     FLAKY = "flaky"
     NEW_FAILURE = "new failure"
     FAILING = "failing"
+    SLOWER = "slower"
     FIXED = "fixed"
     PASSED = "passed"
     SKIPPED = "skipped"
@@ -118,6 +126,25 @@ class FailureRecord:
 
 
 @dataclass(frozen=True)
+class PerfCheck:
+    """A perf test's latest time against the lane's earlier runs on the same GPU model."""
+
+    gpu: str
+    ms: float
+    median_ms: float
+    spread_ms: float
+    runs: int
+
+    @property
+    def slower(self) -> bool:
+        return self.ms - self.median_ms > self.spread_ms
+
+    @property
+    def change_pct(self) -> float:
+        return 100.0 * (self.ms / self.median_ms - 1.0)
+
+
+@dataclass(frozen=True)
 class Verdict:
     lane: str
     test: str
@@ -132,6 +159,7 @@ class Verdict:
     regression_of: str | None
     known_issue: KnownIssue | None
     failure: FailureRecord | None
+    perf: PerfCheck | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +228,7 @@ def evaluate_connection(connection: sqlite3.Connection, db: Path, ledger: Ledger
         lanes[lane] = LaneInfo(lane, vendor, family, baseline, package, version, run_id)
 
     timelines = _timelines(connection, order, lane_runs)
+    perf_checks = _perf_checks(connection, order, lanes)
     latest_failures = _latest_failures(connection, lanes, runs)
     verdicts: dict[tuple[str, str], Verdict] = {}
     for (lane, test), timeline in timelines.items():
@@ -210,6 +239,9 @@ def evaluate_connection(connection: sqlite3.Connection, db: Path, ledger: Ledger
         verdicts[(lane, test)] = _verdict(
             lane, test, timeline, info, started, failure, ledger, timelines
         )
+        perf = perf_checks.get((lane, test))
+        if perf is not None:
+            verdicts[(lane, test)] = _with_perf(verdicts[(lane, test)], perf)
     fix_checks = tuple(_fix_checks(ledger, lanes, verdicts))
     return History(runs, lanes, timelines, verdicts, fix_checks)
 
@@ -233,6 +265,39 @@ def _timelines(
         key: tuple(sorted(observations, key=lambda o: order[o.run_id]))
         for key, observations in timelines.items()
     }
+
+
+def _perf_checks(
+    connection: sqlite3.Connection, order: dict[str, int], lanes: dict[str, LaneInfo]
+) -> dict[tuple[str, str], PerfCheck]:
+    """The perf check of every (lane, test) with a time in its lane's latest run."""
+    times: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    for run_id, lane, test, gpu, ms in connection.execute(
+        "SELECT run_id, lane, test, gpu, ms FROM perf"
+    ):
+        times[(lane, test, gpu, run_id)].append(ms)
+    series: dict[tuple[str, str], list[tuple[int, str, float]]] = defaultdict(list)
+    for (lane, test, gpu, run_id), node_times in times.items():
+        # Nodes of one run with the same GPU model: one figure, their median.
+        series[(lane, test)].append((order[run_id], gpu, median(node_times)))
+    checks: dict[tuple[str, str], PerfCheck] = {}
+    for (lane, test), points in series.items():
+        points.sort()
+        latest_order, gpu, ms = points[-1]
+        if latest_order != order[lanes[lane].latest_run]:
+            continue
+        earlier = [t for _, g, t in points[:-1] if g == gpu][-PERF_WINDOW:]
+        if len(earlier) < PERF_MIN_RUNS:
+            continue
+        mid = median(earlier)
+        spread = max(abs(t - mid) for t in earlier)
+        checks[(lane, test)] = PerfCheck(gpu, ms, mid, spread, len(earlier))
+    return checks
+
+
+def _with_perf(verdict: Verdict, perf: PerfCheck) -> Verdict:
+    kind = Kind.SLOWER if perf.slower and verdict.kind is Kind.PASSED else verdict.kind
+    return replace(verdict, perf=perf, kind=kind)
 
 
 def _combine(node_outcomes: list[str]) -> tuple[Outcome, bool]:

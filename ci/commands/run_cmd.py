@@ -22,6 +22,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument("--results", default="results", help="results root (default: results)")
     run.add_argument(
+        "--history",
+        help="history database the run is added to (default: RESULTS/history.sqlite); "
+        "the dashboard is rebuilt next to it",
+    )
+    run.add_argument("--no-history", action="store_true", help="do not record the run")
+    run.add_argument(
         "--workers", type=int, default=0, help="pytest workers (default: one per core)"
     )
     run.add_argument(

@@ -3,10 +3,10 @@
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from ci.smoke.compiler import CompileJob
-from ci.smoke.lane import Target
+from ci.smoke.lane import LaneContext, Target
 
 MODULE = "ci.smoke.kernels.unified_attention"
 KERNEL = "unified_attention_kernel"
@@ -40,6 +40,11 @@ I64_ARGS = (
     "stride_v_cache_1",
     "stride_v_cache_2",
 )
+# What Triton's JIT assumes at every real launch: the tensors are 16-byte aligned, and the
+# query, output and KV-cache strides (multiples of the head size) are divisible by 16.
+# Without the strides, the compile would be of a variant no launch runs: scalar loads, an
+# unpipelined loop and spilled registers.
+DIVISIBLE_BY_16 = POINTER_ARGS[:4] + I32_ARGS[2:] + I64_ARGS
 TRITON_DTYPE = {"bf16": "bf16", "fp16": "fp16"}
 # max |out - ref| / max |ref| allowed, per input dtype (P is rounded to it before P @ V).
 TOLERANCE = {"bf16": 1.6e-2, "fp16": 2e-3}
@@ -72,6 +77,17 @@ CONFIGS: Tuple[AttentionConfig, ...] = tuple(
         (128, 256), (16, 64), (16, 32), (2, 3), ("bf16", "fp16")
     )
 )
+# Larger tiles for lanes that measure performance (a GPU's prefill wants them); compiled,
+# checked and timed there only: a 64 KiB-shared target could not hold them.
+PERF_CONFIGS: Tuple[AttentionConfig, ...] = (
+    AttentionConfig(128, 64, 64, 4, 3, "bf16"),
+    AttentionConfig(256, 128, 64, 8, 2, "bf16"),
+)
+
+
+def configs_for(lane: LaneContext) -> Tuple[AttentionConfig, ...]:
+    """The lane's config matrix: every config, plus the perf ones where it measures speed."""
+    return CONFIGS + PERF_CONFIGS if lane.runs("perf") else CONFIGS
 
 
 def constexprs(config: AttentionConfig, num_query_heads: int) -> Dict[str, Any]:
@@ -110,7 +126,9 @@ def compile_job(
         target=target,
         artifacts=artifacts,
         timeout_s=timeout_s,
-        divisible_by_16=POINTER_ARGS[:4],
+        divisible_by_16=DIVISIBLE_BY_16,
+        # BLOCK_M is tied to BLOCK_Q and the GQA packing; the KV tile is free to shrink.
+        tunable_blocks=("TILE_SIZE",),
     )
 
 
@@ -118,7 +136,8 @@ def compile_job(
 # Numerics: a small paged batch mixing decode, prefill and chunked prefill.
 
 # (query tokens, tokens already in the KV cache) per sequence.
-SEQUENCES = ((1, 37), (7, 0), (19, 21))
+Sequences = Sequence[Tuple[int, int]]
+SEQUENCES: Sequences = ((1, 37), (7, 0), (19, 21))
 NUM_KV_HEADS = 2
 
 
@@ -133,33 +152,50 @@ class AttentionProblem:
     out: Any
     scale: float
 
+    @property
+    def num_seqs(self) -> int:
+        return int(self.seq_lens.shape[0])
 
-def make_problem(config: AttentionConfig, device: str, seed: int = 0) -> AttentionProblem:
+    @property
+    def num_kv_heads(self) -> int:
+        return int(self.k_cache.shape[2])
+
+
+def make_problem(
+    config: AttentionConfig,
+    device: str,
+    seed: int = 0,
+    sequences: Sequences = SEQUENCES,
+    num_kv_heads: int = NUM_KV_HEADS,
+) -> AttentionProblem:
     import torch
 
     gen = torch.Generator().manual_seed(seed)
+    # Large inputs are drawn where they live: the CPU would take seconds per gigabyte.
+    data_gen = gen if device == "cpu" else torch.Generator(device=device).manual_seed(seed)
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[config.dtype]
-    num_q_heads = NUM_KV_HEADS * NUM_QUERIES_PER_KV
-    total_q = sum(q for q, _ in SEQUENCES)
-    seq_lens = [q + c for q, c in SEQUENCES]
+    num_q_heads = num_kv_heads * NUM_QUERIES_PER_KV
+    total_q = sum(q for q, _ in sequences)
+    seq_lens = [q + c for q, c in sequences]
     blocks_per_seq = [math.ceil(s / KV_BLOCK_SIZE) for s in seq_lens]
     max_blocks = max(blocks_per_seq)
     num_blocks = sum(blocks_per_seq) + 3  # spare blocks that no sequence owns
     # Physical blocks handed out in a shuffled order, so the block table really matters.
     physical = torch.randperm(num_blocks, generator=gen)
-    table = torch.zeros((len(SEQUENCES), max_blocks), dtype=torch.int32)
+    table = torch.zeros((len(sequences), max_blocks), dtype=torch.int32)
     cursor = 0
     for s, n in enumerate(blocks_per_seq):
         table[s, :n] = physical[cursor : cursor + n].to(torch.int32)
         cursor += n
-    shape_cache = (num_blocks, KV_BLOCK_SIZE, NUM_KV_HEADS, config.head_size)
+    shape_cache = (num_blocks, KV_BLOCK_SIZE, num_kv_heads, config.head_size)
     starts = [0]
-    for q, _ in SEQUENCES:
+    for q, _ in sequences:
         starts.append(starts[-1] + q)
 
     def rand(*shape: int) -> Any:
         # Never zeros: a kernel that writes nothing or the wrong rows must show.
-        return (torch.randn(*shape, generator=gen) + 0.1).to(dtype).to(device)
+        drawn = torch.randn(*shape, generator=data_gen, device=data_gen.device)
+        return (drawn + 0.1).to(dtype).to(device)
 
     return AttentionProblem(
         q=rand(total_q, num_q_heads, config.head_size),
@@ -178,8 +214,8 @@ def make_problem(config: AttentionConfig, device: str, seed: int = 0) -> Attenti
 
 def launch(kernel: Any, config: AttentionConfig, p: AttentionProblem) -> None:
     num_q_heads = p.q.shape[1]
-    total_q_blocks = p.q.shape[0] // config.block_q + len(SEQUENCES)
-    grid = (total_q_blocks, NUM_KV_HEADS)
+    total_q_blocks = p.q.shape[0] // config.block_q + p.num_seqs
+    grid = (total_q_blocks, p.num_kv_heads)
     kernel[grid](
         p.out,
         p.q,
@@ -189,7 +225,7 @@ def launch(kernel: Any, config: AttentionConfig, p: AttentionProblem) -> None:
         p.seq_lens,
         p.query_start_loc,
         p.scale,
-        len(SEQUENCES),
+        p.num_seqs,
         p.block_table.stride(0),
         p.q.stride(0),
         p.q.stride(1),
@@ -214,12 +250,13 @@ def reference(p: AttentionProblem) -> Any:
     q = p.q.double().cpu()
     k_cache, v_cache = p.k_cache.double().cpu(), p.v_cache.double().cpu()
     table, lens, starts = p.block_table.cpu(), p.seq_lens.cpu(), p.query_start_loc.cpu()
+    heads = p.num_kv_heads
     out = torch.empty_like(q)
     for s in range(len(lens)):
         start, stop, seq_len = int(starts[s]), int(starts[s + 1]), int(lens[s])
         blocks = table[s, : math.ceil(seq_len / KV_BLOCK_SIZE)].long()
-        keys = k_cache[blocks].reshape(-1, NUM_KV_HEADS, q.shape[2])[:seq_len]
-        values = v_cache[blocks].reshape(-1, NUM_KV_HEADS, q.shape[2])[:seq_len]
+        keys = k_cache[blocks].reshape(-1, heads, q.shape[2])[:seq_len]
+        values = v_cache[blocks].reshape(-1, heads, q.shape[2])[:seq_len]
         keys = keys.repeat_interleave(NUM_QUERIES_PER_KV, dim=1)
         values = values.repeat_interleave(NUM_QUERIES_PER_KV, dim=1)
         queries = q[start:stop]
@@ -231,12 +268,64 @@ def reference(p: AttentionProblem) -> Any:
     return out
 
 
+@dataclass(frozen=True)
+class Scenario:
+    """A realistic batch the perf tests time: equal sequences, so SDPA can run it dense."""
+
+    name: str
+    head_size: int
+    num_seqs: int
+    query_tokens: int
+    context_tokens: int
+    num_kv_heads: int = 8
+
+    @property
+    def id(self) -> str:
+        return (
+            f"{self.name}-hd{self.head_size}-b{self.num_seqs}-q{self.query_tokens}"
+            f"-ctx{self.context_tokens}-kv{self.num_kv_heads}"
+        )
+
+    @property
+    def sequences(self) -> Sequences:
+        return ((self.query_tokens, self.context_tokens),) * self.num_seqs
+
+
+PERF_SCENARIOS = tuple(
+    scenario
+    for head_size in (128, 256)
+    for scenario in (
+        Scenario("prefill", head_size, num_seqs=4, query_tokens=4096, context_tokens=0),
+        Scenario("decode", head_size, num_seqs=64, query_tokens=1, context_tokens=4095),
+    )
+)
+
+
+def dense_views(p: AttentionProblem, num_seqs: int) -> Tuple[Any, Any, Any]:
+    """Q, K and V as ``[seqs, heads, tokens, head]`` (SDPA's layout), gathered out of the pages."""
+    seq_len = int(p.seq_lens[0])
+    blocks = math.ceil(seq_len / KV_BLOCK_SIZE)
+    table = p.block_table[:, :blocks].long()
+    shape = (num_seqs, blocks * KV_BLOCK_SIZE, p.num_kv_heads, p.q.shape[2])
+
+    def gather(cache: Any) -> Any:
+        return cache[table].reshape(shape)[:, :seq_len].transpose(1, 2).contiguous()
+
+    q = p.q.reshape(num_seqs, -1, p.q.shape[1], p.q.shape[2]).transpose(1, 2).contiguous()
+    return q, gather(p.k_cache), gather(p.v_cache)
+
+
+def dense_output(p: AttentionProblem, out: Any) -> Any:
+    """SDPA's ``[seqs, heads, tokens, head]`` output in our ``[tokens, heads, head]`` layout."""
+    return out.transpose(1, 2).reshape(p.q.shape)
+
+
 def bytes_and_flops(p: AttentionProblem) -> Tuple[int, int]:
     """Minimum bytes moved and matmul FLOPs of one launch, for performance figures."""
     element = p.q.element_size()
     q_bytes = 2 * p.q.numel() * element  # read Q, write out
     kv_tokens = int(p.seq_lens.sum())
-    kv_bytes = 2 * kv_tokens * NUM_KV_HEADS * p.q.shape[2] * element
+    kv_bytes = 2 * kv_tokens * p.num_kv_heads * p.q.shape[2] * element
     flops = 0
     starts = p.query_start_loc.tolist()
     for s, seq_len in enumerate(p.seq_lens.tolist()):

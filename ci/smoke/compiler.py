@@ -45,6 +45,8 @@ class CompileJob:
     timeout_s: float
     # Argument names Triton may assume are 16-byte aligned / divisible by 16.
     divisible_by_16: Tuple[str, ...] = ()
+    # Block-size constexprs the fallback probe may shrink after a failure.
+    tunable_blocks: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -229,6 +231,7 @@ def _serve() -> None:
         raw = json.loads(line)
         raw["target"] = Target(**raw["target"])
         raw["divisible_by_16"] = tuple(raw.get("divisible_by_16", ()))
+        raw["tunable_blocks"] = tuple(raw.get("tunable_blocks", ()))
         outcome = _compile_in_child(CompileJob(**raw))
         protocol.write(json.dumps(asdict(outcome)) + "\n")
         protocol.flush()

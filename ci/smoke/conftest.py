@@ -1,16 +1,17 @@
 """Fixtures of the smoke suite: the lane, per-test artifact folders, compiles, properties."""
 
+import functools
 import os
 import re
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, List
+from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
-from ci.smoke.lane import LaneContext, installed_versions, load_context
+from ci.smoke.lane import LaneContext, current_context, installed_versions
 
-CONTEXT = load_context()
+CONTEXT = current_context()
 if CONTEXT.execution == "interpreter":
     # jit decides compiled vs interpreted when a kernel module is imported: set it first.
     if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
@@ -22,6 +23,8 @@ for _name, _value in CONTEXT.env.items():
     os.environ.setdefault(_name, _value)
 
 from ci.smoke.compiler import CompileJob, CompileOutcome, CompileWorker  # noqa: E402
+from ci.smoke.triage import triage_compile_failure  # noqa: E402
+from ci.triage.signatures import signature_of  # noqa: E402
 
 _WORKER = CompileWorker()
 _VERSIONS = installed_versions()
@@ -29,6 +32,19 @@ _VERSIONS = installed_versions()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "group(name): the lane smoke-test group the test belongs to")
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU visible to torch")
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_missing() -> str:
+    """Why GPU tests cannot run here, or "" when torch sees a CUDA device."""
+    try:
+        import torch
+    except ImportError:
+        return "needs a CUDA GPU: torch is not installed"
+    if not torch.cuda.is_available():
+        return f"needs a CUDA GPU: torch {torch.__version__} sees none on {CONTEXT.node}"
+    return ""
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -38,10 +54,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
     for item in items:
+        # At collection, so that tests skipped before any fixture runs carry them too.
+        item.user_properties.extend(lane_properties())
         marker = item.get_closest_marker("group")
         if marker is not None and not CONTEXT.runs(marker.args[0]):
             reason = f"lane {CONTEXT.lane} does not run the '{marker.args[0]}' smoke tests"
             item.add_marker(pytest.mark.skip(reason=reason))
+        elif item.get_closest_marker("gpu") is not None:
+            missing = gpu_missing()
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=missing))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Every failing testcase gets its triage signature as a JUnit property."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if not report.failed:
+        return
+    message = report.longreprtext
+    folder = artifacts_root() / artifact_folder_name(item.nodeid)
+    signature = signature_of(message.splitlines()[0] if message else "", message, folder)
+    # junitxml writes the properties of the teardown report, which copies the item's.
+    item.user_properties.append(("signature", signature.key))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -53,14 +89,15 @@ def lane() -> LaneContext:
     return CONTEXT
 
 
-@pytest.fixture(autouse=True)
-def lane_properties(record_property: Callable[[str, object], None]) -> None:
-    record_property("lane", CONTEXT.lane)
-    record_property("node", CONTEXT.node)
-    record_property("vendor", CONTEXT.vendor)
-    record_property("compiler", f"{CONTEXT.compiler['package']} {CONTEXT.compiler['version']}")
-    record_property("triton_version", _VERSIONS["triton"])
-    record_property("flagtree_version", _VERSIONS["flagtree"])
+def lane_properties() -> List[Tuple[str, object]]:
+    return [
+        ("lane", CONTEXT.lane),
+        ("node", CONTEXT.node),
+        ("vendor", CONTEXT.vendor),
+        ("compiler", f"{CONTEXT.compiler['package']} {CONTEXT.compiler['version']}"),
+        ("triton_version", _VERSIONS["triton"]),
+        ("flagtree_version", _VERSIONS["flagtree"]),
+    ]
 
 
 def artifacts_root() -> Path:
@@ -104,7 +141,12 @@ def compile_kernel(
                 record_property("shared_bytes" if name == "shared" else name, value)
         if not outcome.ok:
             record_property("failure_kind", outcome.status)
-            pytest.fail(outcome.summary(), pytrace=False)
+            summary = outcome.summary()
+            hint = triage_compile_failure(job, outcome)
+            if hint:
+                record_property("hint", hint)
+                summary += f"\nfallback probe: {hint}"
+            pytest.fail(summary, pytrace=False)
         return outcome
 
     return run

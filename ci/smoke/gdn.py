@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
 from ci.smoke.compiler import CompileJob
-from ci.smoke.lane import Target
+from ci.smoke.lane import LaneContext, Target
 
 MODULE = "ci.smoke.kernels.gdn_post_conv"
 KERNEL = "gdn_post_conv_kernel"
@@ -38,6 +38,9 @@ SHAPES = (
     GdnShape("qwen3-next", H=16, HV=32, K=128, V=128),
     GdnShape("small", H=4, HV=6, K=48, V=40),  # not powers of two: masks matter
 )
+# Prefill lengths the perf tests time at the Qwen3.6 shapes: one 4096-token prompt (the
+# lane's max_model_len) and a 16384-token batch of them.
+PERF_SEQ_LENS = (4096, 16384)
 
 
 def next_power_of_2(n: int) -> int:
@@ -73,6 +76,16 @@ class GdnConfig:
 CONFIGS: Tuple[GdnConfig, ...] = tuple(
     GdnConfig(shape, 16, 4, stages, "bf16") for shape in SHAPES for stages in (2, 1)
 )
+# Longer token tiles for lanes that measure performance, at the Qwen3.6 shapes they time.
+PERF_CONFIGS: Tuple[GdnConfig, ...] = (
+    GdnConfig(SHAPES[0], 64, 8, 2, "bf16"),
+    GdnConfig(SHAPES[0], 128, 8, 2, "bf16"),
+)
+
+
+def configs_for(lane: LaneContext) -> Tuple[GdnConfig, ...]:
+    """The lane's config matrix: every config, plus the perf ones where it measures speed."""
+    return CONFIGS + PERF_CONFIGS if lane.runs("perf") else CONFIGS
 
 
 def constexprs(config: GdnConfig) -> Dict[str, Any]:
@@ -119,6 +132,7 @@ def compile_job(config: GdnConfig, target: Target, artifacts: str, timeout_s: fl
         artifacts=artifacts,
         timeout_s=timeout_s,
         divisible_by_16=POINTER_ARGS,
+        tunable_blocks=("BLOCK_T",),
     )
 
 
@@ -143,13 +157,15 @@ class GdnProblem:
 def make_problem(config: GdnConfig, seq_len: int, device: str, seed: int = 0) -> GdnProblem:
     import torch
 
-    gen = torch.Generator().manual_seed(seed)
+    # Large inputs are drawn where they live: the CPU would take seconds per gigabyte.
+    gen = torch.Generator(device=device).manual_seed(seed)
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[config.dtype]
     s = config.shape
     width = 2 * s.H * s.K + s.HV * s.V
 
     def rand(*shape: int, scale: float = 1.0, dt: Any = dtype) -> Any:
-        return (torch.randn(*shape, generator=gen) * scale + 0.1).to(dt).to(device)
+        drawn = torch.randn(*shape, generator=gen, device=device)
+        return (drawn * scale + 0.1).to(dt)
 
     def poisoned(*shape: int, dt: Any = dtype) -> Any:
         return torch.full(shape, float("nan"), dtype=dt, device=device)
@@ -214,6 +230,25 @@ def reference(config: GdnConfig, p: GdnProblem) -> Dict[str, Any]:
     softplus = torch.where(z > 20.0, z, torch.log1p(torch.exp(z)))
     g = -torch.exp(p.A_log.double().cpu()) * softplus
     beta = torch.sigmoid(p.b.double().cpu())
+    return {"q": l2(q), "k": l2(k), "v": v, "g": g, "beta": beta}
+
+
+def eager_torch(config: GdnConfig, p: GdnProblem) -> Dict[str, Any]:
+    """The same step in eager torch on the problem's device: the perf tests' torch reference."""
+    import torch
+
+    s = config.shape
+    x = p.mixed_qkv
+    seq_len = x.shape[0]
+    q, k, v = torch.split(x, [s.H * s.K, s.H * s.K, s.HV * s.V], dim=-1)
+
+    def l2(t: Any) -> Any:
+        t = t.reshape(seq_len, s.H, s.K).float()
+        return (t * torch.rsqrt((t * t).sum(dim=-1, keepdim=True) + EPS)).to(x.dtype)
+
+    g = -torch.exp(p.A_log) * torch.nn.functional.softplus(p.a.float() + p.dt_bias)
+    beta = torch.sigmoid(p.b.float())
+    v = v.reshape(seq_len, s.HV, s.V).contiguous()
     return {"q": l2(q), "k": l2(k), "v": v, "g": g, "beta": beta}
 
 

@@ -4,6 +4,7 @@ Found at ``$FLAGCI_LANE_FILE``, else at ``<sys.prefix>/share/flagci/lane.json`` 
 controller puts it in every lane environment, venv or image). Standard library only.
 """
 
+import functools
 import json
 import os
 import socket
@@ -80,6 +81,12 @@ def load_context(path: Optional[Path] = None) -> LaneContext:
         model=raw.get("model"),
         source=str(path),
     )
+
+
+@functools.lru_cache(maxsize=None)
+def current_context() -> LaneContext:
+    """The lane of this process, read once (test modules need it at collection time)."""
+    return load_context()
 
 
 def resolve_detected(target: Target) -> Target:

@@ -16,14 +16,15 @@ from ci.smoke.checks import (
     numerics_device,
 )
 from ci.smoke.compiler import CompileJob, CompileOutcome
-from ci.smoke.lane import LaneContext, Target
+from ci.smoke.lane import LaneContext, Target, current_context
 
 pytestmark = pytest.mark.group("gdn_post_conv")
+CONFIGS = gdn.configs_for(current_context())
 # Tokens in the numerics problem: not a multiple of BLOCK_T, so the tail mask matters.
 NUMERICS_SEQ_LEN = 37
 
 
-@pytest.fixture(params=gdn.CONFIGS, ids=[c.id for c in gdn.CONFIGS])
+@pytest.fixture(params=CONFIGS, ids=[c.id for c in CONFIGS])
 def config(request: pytest.FixtureRequest, record_property: RecordProperty) -> gdn.GdnConfig:
     record_property("kernel", "gdn_post_conv")
     record_property("config", request.param.id)

@@ -16,12 +16,13 @@ from ci.smoke.checks import (
     numerics_device,
 )
 from ci.smoke.compiler import CompileJob, CompileOutcome
-from ci.smoke.lane import LaneContext, Target
+from ci.smoke.lane import LaneContext, Target, current_context
 
 pytestmark = pytest.mark.group("unified_attention")
+CONFIGS = attention.configs_for(current_context())
 
 
-@pytest.fixture(params=attention.CONFIGS, ids=[c.id for c in attention.CONFIGS])
+@pytest.fixture(params=CONFIGS, ids=[c.id for c in CONFIGS])
 def config(
     request: pytest.FixtureRequest, record_property: RecordProperty
 ) -> attention.AttentionConfig:

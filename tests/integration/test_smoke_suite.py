@@ -120,6 +120,7 @@ def test_corex_only_backend_fails_the_cuda_target_and_the_run_completes(
     )
     assert inductor.properties["failure_kind"] == "backend_resolution"
     assert inductor.properties["node"] == "fixture-node"
+    assert inductor.properties["signature"] == "backend_resolution|0 backends|target cuda|[]"
 
     claimed = cases["test_backends::test_target_claimed[corex_71]"]
     assert claimed.outcome == "passed"
@@ -187,3 +188,4 @@ def test_hung_compile_is_cut_and_reported_as_timeout(
     assert case.outcome == "failed"
     assert case.properties["failure_kind"] == "timeout"
     assert "compile did not finish within 0.05 s and was killed" in case.message
+    assert case.properties["signature"].startswith("timeout|compile|")

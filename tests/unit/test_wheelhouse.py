@@ -40,7 +40,11 @@ def make_wheel(folder: Path, name: str, version: str) -> Path:
     path = folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr(f"{name.replace('-', '_')}/__init__.py", "VALUE = 1\n" * 200)
-        archive.writestr(f"{name.replace('-', '_')}-{version}.dist-info/RECORD", "")
+        info = f"{name.replace('-', '_')}-{version}.dist-info"
+        archive.writestr(
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        )
+        archive.writestr(f"{info}/RECORD", "")
     return path
 
 

@@ -16,14 +16,17 @@ Layouts: ``q``/``out`` ``[tokens, q_heads, head]``; ``k_cache``/``v_cache``
 import triton
 import triton.language as tl
 
+RCP_LN2: tl.constexpr = tl.constexpr(1.4426950408889634)  # log2(e)
+
 
 @triton.jit
 def softmax_step(S, M, L):
+    # S is in base 2 (scores times log2(e)): exp2 is the hardware's instruction, exp is not.
     m_j = tl.maximum(M, tl.max(S, axis=1))
-    # A row whose every score is masked keeps -inf: clamp so exp() below stays finite.
+    # A row whose every score is masked keeps -inf: clamp so exp2() below stays finite.
     m_j = tl.where(m_j > float("-inf"), m_j, 0.0)
-    P = tl.exp(S - m_j[:, None])
-    alpha = tl.exp(M - m_j)
+    P = tl.exp2(S - m_j[:, None])
+    alpha = tl.exp2(M - m_j)
     L = L * alpha + tl.sum(P, axis=1)
     return m_j, L, P, alpha
 
@@ -111,6 +114,7 @@ def unified_attention_kernel(
     L = tl.full([BLOCK_M], 1.0, dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_SIZE_PADDED], dtype=tl.float32)
 
+    qk_scale = scale * RCP_LN2
     seq_len = tl.load(seq_lens_ptr + seq_idx)
     context_len = seq_len - cur_batch_query_len
     # The last key any row of this tile may see (causal), capped at the sequence.
@@ -145,7 +149,7 @@ def unified_attention_kernel(
         V = tl.load(v_cache_ptr + v_offset, mask=dim_mask[None, :] & tile_mask[:, None], other=0.0)
 
         seq_mask = seq_offset[None, :] <= context_len + query_pos[:, None]
-        S = scale * tl.dot(Q, K)
+        S = qk_scale * tl.dot(Q, K)
         S = tl.where(row_mask[:, None] & seq_mask & tile_mask[None, :], S, float("-inf"))
 
         M, L, P, alpha = softmax_step(S, M, L)

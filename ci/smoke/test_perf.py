@@ -1,0 +1,86 @@
+"""Performance smoke: each kernel times itself on the device at realistic shapes.
+
+Unified attention at prefill and decode for head sizes 128 and 256, against torch's
+``scaled_dot_product_attention``; GDN post-conv at the Qwen3.6 shapes and prefill lengths,
+against eager torch. Each test checks the numerics of the output it timed, then records its
+figures (``perf_ms``, ``perf_gbps``, ``perf_tflops``, ``pct_of_ceiling``, ``ratio_to_torch``
+...) as JUnit properties: whether a time is a regression is the history's verdict, against
+the lane's earlier runs on the same GPU model, not a threshold here.
+"""
+
+import importlib
+from typing import Dict, Tuple
+
+import pytest
+
+from ci.smoke import attention, gdn, perf
+from ci.smoke.checks import RecordProperty, fail_with
+from ci.smoke.lane import LaneContext, current_context
+
+pytestmark = [pytest.mark.group("perf"), pytest.mark.gpu]
+
+_LANE = current_context()
+ATTENTION_CASES = [
+    (scenario, config)
+    for scenario in attention.PERF_SCENARIOS
+    for config in attention.configs_for(_LANE)
+    if config.head_size == scenario.head_size and config.dtype == "bf16"
+]
+GDN_CASES = [
+    (seq_len, config)
+    for seq_len in gdn.PERF_SEQ_LENS
+    for config in gdn.configs_for(_LANE)
+    if config.shape.name == "qwen3.6"
+]
+TorchTimes = Dict[str, Tuple[float, str]]
+
+
+@pytest.fixture(scope="session")
+def ceilings(lane: LaneContext) -> perf.Ceilings:
+    return perf.measure_ceilings()
+
+
+@pytest.fixture(scope="session")
+def torch_times() -> TorchTimes:
+    """SDPA's and eager torch's time per shape, measured once for all configs."""
+    return {}
+
+
+def _record(measurement: perf.Measurement, record_property: RecordProperty) -> None:
+    record_property("kernel", measurement.kernel)
+    record_property("config", measurement.config)
+    record_property("shape", measurement.shape)
+    for name, value in measurement.figures.properties().items():
+        record_property(name, value)
+    if measurement.problems:
+        fail_with("numeric_mismatch", "\n".join(measurement.problems), record_property)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "config"), ATTENTION_CASES, ids=[f"{s.id}-{c.id}" for s, c in ATTENTION_CASES]
+)
+def test_unified_attention(
+    scenario: attention.Scenario,
+    config: attention.AttentionConfig,
+    ceilings: perf.Ceilings,
+    torch_times: TorchTimes,
+    record_property: RecordProperty,
+) -> None:
+    kernel = importlib.import_module(attention.MODULE).unified_attention_kernel
+    measured = perf.measure_attention(kernel, config, scenario, ceilings, torch_times)
+    _record(measured, record_property)
+
+
+@pytest.mark.parametrize(
+    ("seq_len", "config"), GDN_CASES, ids=[f"L{n}-{c.id}" for n, c in GDN_CASES]
+)
+def test_gdn_post_conv(
+    seq_len: int,
+    config: gdn.GdnConfig,
+    ceilings: perf.Ceilings,
+    torch_times: TorchTimes,
+    record_property: RecordProperty,
+) -> None:
+    kernel = importlib.import_module(gdn.MODULE).gdn_post_conv_kernel
+    measured = perf.measure_gdn(kernel, config, seq_len, ceilings, torch_times)
+    _record(measured, record_property)

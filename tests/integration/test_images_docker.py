@@ -1,0 +1,284 @@
+"""Lane images built for real on the local Docker engine.
+
+The CPU lane's image is built once per session, from the debootstrapped Debian base and the
+lane's wheelhouse only (builds run without network), then run. The vendor families'
+Dockerfiles are built from the stand-in lanes of tests/fixtures/lanes-substituted.toml.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import tarfile
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ci import baseimage, cli, environment, images
+from ci.engine import Engine, connect
+from ci.lanes import Lane, LaneMatrix, load_matrix
+
+pytestmark = [pytest.mark.integration, pytest.mark.docker]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SUBSTITUTED = FIXTURES / "lanes-substituted.toml"
+CPU_LANE = "cpu-triton-3.6.0"
+
+
+def canonical(requirement: str) -> str:
+    name, _, version = requirement.partition("==")
+    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
+
+
+def pins_of(lane: Lane) -> set[str]:
+    return {canonical(pin.requirement) for pin in lane.pins}
+
+
+def freeze(engine: Engine, ref: str) -> set[str]:
+    run = engine.run(ref, ["pip", "freeze", "--all", "--exclude", "pip", "--exclude", "flagci"])
+    assert run.exit_code == 0, run.output
+    return {canonical(line) for line in run.output.splitlines() if line.strip()}
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[Engine]:
+    with connect() as engine:
+        yield engine
+
+
+@pytest.fixture(scope="session")
+def wheels() -> Path:
+    return environment.cache_root() / "wheelhouse"
+
+
+@pytest.fixture(scope="session")
+def cpu_image(engine: Engine) -> tuple[Lane, str]:
+    """The CPU lane's image, built through the command line as an operator would."""
+    assert cli.main(["images", "build", CPU_LANE]) == 0
+    lane = load_matrix().lane(CPU_LANE)
+    return lane, images.recipe_for(lane).ref
+
+
+@pytest.fixture(scope="session")
+def substituted() -> LaneMatrix:
+    return load_matrix(SUBSTITUTED)
+
+
+def test_the_cpu_image_is_built_on_the_debian_base_and_agrees_with_the_matrix(
+    engine: Engine, cpu_image: tuple[Lane, str]
+) -> None:
+    lane, ref = cpu_image
+    info = engine.image(ref)
+    assert info is not None
+    base = engine.image(baseimage.DEBIAN_BASE.ref)
+    assert base is not None
+    history = {layer["Id"] for layer in engine.client.images.get(ref).history()}
+    assert base.id in history
+    assert info.labels["org.opencontainers.image.base.name"] == baseimage.DEBIAN_BASE.ref
+    assert images.drift(lane, info.labels, images.recipe_for(lane).content_hash) == []
+
+
+def test_the_smoke_suite_passes_inside_the_cpu_image(
+    engine: Engine, cpu_image: tuple[Lane, str], tmp_path: Path
+) -> None:
+    lane, ref = cpu_image
+    results = tmp_path / "results"
+    results.mkdir()
+    results.chmod(0o777)  # the image's user (uid 1000) writes here
+
+    run = engine.run(ref, volumes={results: "/results"}, timeout_s=lane.timeout_s)
+
+    assert run.exit_code == 0, run.output[-5000:]
+    suite = ET.parse(results / "junit.xml").getroot()
+    cases = suite.findall(".//testcase")
+    assert len(cases) > 50
+    assert not suite.findall(".//failure") and not suite.findall(".//error")
+    lanes = {p.get("value") for p in suite.findall(".//property[@name='lane']")}
+    assert lanes == {CPU_LANE}
+    assert (results / "artifacts").is_dir()
+
+
+def test_pip_freeze_inside_the_cpu_image_is_the_lane_pins(
+    engine: Engine, cpu_image: tuple[Lane, str]
+) -> None:
+    lane, ref = cpu_image
+    assert freeze(engine, ref) == pins_of(lane)
+
+
+def test_building_a_lane_whose_tag_exists_does_nothing(
+    engine: Engine, cpu_image: tuple[Lane, str], wheels: Path
+) -> None:
+    lane, ref = cpu_image
+    report = images.build(engine, load_matrix(), lane, wheels)
+    assert (report.built, report.ref, report.steps) == (False, ref, ())
+
+
+def test_inspect_reports_a_label_that_differs_from_the_matrix(
+    engine: Engine, cpu_image: tuple[Lane, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, ref = cpu_image
+    assert cli.main(["images", "inspect", CPU_LANE, "--image", ref]) == 0
+    assert "agrees with" in capsys.readouterr().out
+
+    # An image whose label was changed after the build...
+    context = tmp_path / "relabel"
+    context.mkdir()
+    (context / "Dockerfile").write_text(f"FROM {ref}\nLABEL org.flagci.pin.triton=3.5.1\n")
+    tampered = "flagci/test-tampered:1"
+    images.follow(engine.build(context, tag=tampered, buildargs={}), "tampered", io.StringIO())
+    try:
+        assert cli.main(["images", "inspect", CPU_LANE, "--image", tampered]) == 1
+    finally:
+        engine.remove_image(tampered)
+    out = capsys.readouterr().out
+    assert "org.flagci.pin.triton: the image has 3.5.1, the matrix has 3.6.0" in out
+
+    # ... and a matrix whose pin moved on since the image was built.
+    moved = tmp_path / "lanes.toml"
+    text = load_matrix().source
+    moved.write_text(
+        Path(text)
+        .read_text()
+        .replace('{ name = "numpy", version = "2.2.6"', '{ name = "numpy", version = "2.2.5"')
+    )
+    assert cli.main(["--lanes-file", str(moved), "images", "inspect", CPU_LANE]) == 1
+    out = capsys.readouterr().out
+    assert "org.flagci.pin.numpy: the image has 2.2.6, the matrix has 2.2.5" in out
+    assert images.HASH_LABEL in out  # the recipe moved too: another tag
+
+
+CORRUPTED_LANES = """
+default_lane = "cpu-corrupted-wheel"
+[indexes.pypi]
+url = "https://pypi.org/simple"
+env = "FLAGCI_INDEX_PYPI"
+[families]
+cpu = ["cpu-corrupted-wheel"]
+[lanes.cpu-corrupted-wheel]
+description = "A lane whose wheelhouse holds a damaged iniconfig wheel"
+vendor = "cpu"
+base_image = "flagci/bookworm:python3.11"
+python = "3.11"
+compiler = { package = "triton", version = "3.6.0", triton = "3.6.0" }
+targets = [{ backend = "cuda", arch = 80, warp_size = 32, shared_limit = 166912 }]
+inductor_backend = "cuda"
+execution = "interpreter"
+pins = [
+  { name = "triton", version = "3.6.0", index = "pypi" },
+  { name = "iniconfig", version = "2.3.1", index = "pypi"%s },
+]
+tests = ["backends"]
+timeout_s = 600
+test_timeout_s = 300
+"""
+INICONFIG_SHA256 = "9121e2c1fdb355232495be3194c8dfe87ccc2d5dee45947b78e68f499790d7a7"
+
+
+@pytest.mark.parametrize(
+    ("damage", "pinned_hash", "says"),
+    [
+        ("flip", True, "sha256 mismatch: the lane matrix pins " + INICONFIG_SHA256),
+        ("truncate", False, "not a valid wheel archive"),
+    ],
+)
+def test_a_corrupted_wheel_fails_the_build_naming_the_package(
+    engine: Engine,
+    cpu_image: tuple[Lane, str],
+    wheels: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: str,
+    pinned_hash: bool,
+    says: str,
+) -> None:
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(CORRUPTED_LANES % (f', sha256 = "{INICONFIG_SHA256}"' if pinned_hash else ""))
+    house = tmp_path / "wheels" / "cpu-corrupted-wheel"
+    house.mkdir(parents=True)
+    source = wheels / CPU_LANE  # filled by the CPU image's build
+    for wheel in (*source.glob("triton-3.6.0-*.whl"), *source.glob("iniconfig-2.3.1-*.whl")):
+        shutil.copy(wheel, house / wheel.name)
+    damaged = next(house.glob("iniconfig-*.whl"))
+    data = bytearray(damaged.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0xFF
+    else:
+        del data[len(data) // 2 :]
+    damaged.write_bytes(bytes(data))
+
+    code = cli.main(
+        ["--lanes-file", str(lanes), "images", "build", "--wheelhouse", str(tmp_path / "wheels")]
+    )
+
+    assert code == 4
+    err = capsys.readouterr().err
+    assert "lane 'cpu-corrupted-wheel': package 'iniconfig' 2.3.1" in err
+    assert says in err
+    assert images.lane_images(engine, "cpu-corrupted-wheel") == []
+
+
+@pytest.mark.parametrize(
+    ("lane_name", "user"),
+    [("iluvatar-substituted", "0"), ("kunlun-substituted", "0"), ("nvidia-substituted", "1000")],
+)
+def test_every_vendor_dockerfile_builds_with_substituted_base_and_wheel(
+    engine: Engine, substituted: LaneMatrix, wheels: Path, lane_name: str, user: str
+) -> None:
+    lane = substituted.lane(lane_name)
+    report = images.build(engine, substituted, lane, wheels)
+    assert report.ref == images.recipe_for(lane).ref
+    attrs = engine.client.images.get(report.ref).attrs
+    assert attrs["Config"]["Cmd"] == ["python", "-m", "ci.smoke", "--results", "/results"]
+    assert images.drift(lane, attrs["Config"]["Labels"], images.recipe_for(lane).content_hash) == []
+
+    probe = (
+        "import json, os, sys, triton; import ci.smoke; "
+        "lane = json.load(open(sys.prefix + '/share/flagci/lane.json'))['lane']; "
+        "print(json.dumps([os.getuid(), triton.__version__, lane]))"
+    )
+    run = engine.run(report.ref, ["python", "-c", probe])
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.output.splitlines()[-1]) == [int(user), "3.6.0", lane_name]
+    assert freeze(engine, report.ref) == pins_of(lane)
+
+
+def test_save_writes_a_loadable_archive_of_the_lane_image(
+    engine: Engine, substituted: LaneMatrix, wheels: Path, tmp_path: Path
+) -> None:
+    lane = substituted.lane("nvidia-substituted")
+    ref = images.build(engine, substituted, lane, wheels).ref
+    out = tmp_path / "saved"
+    argv = ["--lanes-file", str(SUBSTITUTED), "images", "save", lane.name, "--output", str(out)]
+    assert cli.main(argv) == 0
+    archive = out / images.archive_name(ref)
+    with tarfile.open(archive) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
+    assert manifest[0]["RepoTags"] == [ref]
+    assert [p.name for p in out.iterdir()] == [archive.name]  # no temporary file left
+
+
+def test_the_base_image_is_made_by_debootstrap_once(engine: Engine) -> None:
+    base = baseimage.DebianBase(
+        repository="flagci/test-base",
+        tag="minbase",
+        suite="bookworm",
+        mirror=baseimage.DEBIAN_BASE.mirror,
+        packages=(),
+    )
+    engine.remove_image(base.ref)
+    try:
+        assert baseimage.ensure(engine, base) == base.ref
+        made = engine.image(base.ref)
+        assert made is not None
+        assert made.labels[baseimage.RECIPE_LABEL] == base.recipe
+        run = engine.run(base.ref, ["cat", "/etc/debian_version"])
+        assert (run.exit_code, run.output.split(".")[0]) == (0, "12")
+        # Cached by name and recipe: a second call makes nothing.
+        assert baseimage.ensure(engine, base) == base.ref
+        assert engine.image(base.ref) == made
+    finally:
+        engine.remove_image(base.ref)

@@ -1,0 +1,48 @@
+"""The compile worker's reading of a failed compile: kind and MLIR diagnostics."""
+
+from __future__ import annotations
+
+from ci.smoke.compiler import classify, out_of_resources_message, parse_diagnostics
+
+# The Iluvatar report's compile output, verbatim (../shared/seeds/).
+ILUVATAR_LOG = """\
+vllm/v1/attention/ops/triton_unified_attention.py:179:0: error: Failures have been detected while processing an MLIR pass pipeline
+vllm/v1/attention/ops/triton_unified_attention.py:179:0: note: Pipeline failed while executing [`TritonILUVATARGPUMMAReduceThreadLocality` on 'builtin.module' operation]
+vllm/v1/attention/ops/triton_attention_helpers.py:415:19: error: operand #0 does not dominate this use
+vllm/v1/attention/ops/triton_unified_attention.py:539:44: note: called from
+vllm/v1/attention/ops/triton_attention_helpers.py:415:19: note: operand defined here (op in the same block)
+some unrelated line of output
+"""
+
+
+def test_diagnostics_keep_pass_operand_and_locations() -> None:
+    found = parse_diagnostics(ILUVATAR_LOG)
+    assert len(found) == 5
+    assert any("TritonILUVATARGPUMMAReduceThreadLocality" in d for d in found)
+    assert (
+        "triton_attention_helpers.py:415:19: error: operand #0 does not dominate this use"
+        in found[2]
+    )
+    assert all("unrelated" not in d for d in found)
+
+
+def test_classify_each_kind() -> None:
+    assert classify("RuntimeError", "PassManager::run failed", ILUVATAR_LOG) == "pass_failure"
+    assert (
+        classify(
+            "RuntimeError",
+            "0 compatible backends for target (cuda) ([]). There should only be one.",
+            "",
+        )
+        == "backend_resolution"
+    )
+    kunlun = "out of resource: uni_sram PassManager::run failed, Required: 0, Hardware limit: 0."
+    assert classify("OutOfResources", kunlun, "") == "out_of_resources"
+    assert classify("CompilationError", "at 12:4: unsupported", "") == "compile_error"
+
+
+def test_out_of_resources_message_matches_tritons_wording() -> None:
+    assert out_of_resources_message("shared memory", 327680, 166912) == (
+        "out of resource: shared memory, Required: 327680, Hardware limit: 166912. "
+        "Reducing block sizes or `num_stages` may help."
+    )
