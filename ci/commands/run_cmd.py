@@ -36,10 +36,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         " playbooks/inventories/: lab, local) instead of in local venvs",
     )
     run.add_argument("--limit", help="with --inventory: an Ansible host pattern (group, host)")
-    run.add_argument("--history", help="history database (default: <results>/history.sqlite)")
-    run.add_argument(
-        "--no-history", action="store_true", help="do not record the run in the history"
-    )
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- then extra pytest arguments")
     run.set_defaults(handler=_run)
 
