@@ -11,6 +11,7 @@ with ``pip install --no-index --require-hashes``.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sys
 import zipfile
@@ -25,6 +26,8 @@ from ci.errors import EnvironmentSetupError
 from ci.lanes import Lane, LaneMatrix, Pin
 
 LOCK_NAME = "requirements.lock"
+# Wheels already checked, by file name: [size, mtime_ns, sha256].
+CHECKED_NAME = "checked.json"
 
 
 class WheelError(EnvironmentSetupError):
@@ -161,6 +164,7 @@ def prepare(
             what=f"lane '{lane.name}': downloading {', '.join(p.name for p in pins)}"
             f" from index '{index}'",
         )
+    checked = _read_checked(folder)
     wheels = []
     for pin in lane.pins:
         path = find_wheel(folder, pin)
@@ -168,7 +172,31 @@ def prepare(
             raise WheelError(
                 f"lane '{lane.name}': package '{pin.name}' {pin.version}: no wheel in {folder}"
             )
-        wheels.append(LockedWheel(pin=pin, path=path, sha256=check_wheel(lane, pin, path)))
+        wheels.append(
+            LockedWheel(pin=pin, path=path, sha256=_checked_sha256(lane, pin, path, checked))
+        )
     house = Wheelhouse(lane=lane.name, folder=folder, wheels=tuple(wheels))
     atomic.write_text(house.lock, lock_text(house.wheels))
+    atomic.write_text(folder / CHECKED_NAME, json.dumps(checked, indent=1, sort_keys=True))
     return house
+
+
+def _read_checked(folder: Path) -> dict[str, list[object]]:
+    try:
+        data = json.loads((folder / CHECKED_NAME).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _checked_sha256(lane: Lane, pin: Pin, path: Path, checked: dict[str, list[object]]) -> str:
+    """Check a wheel once per file: a wheel whose size and mtime are unchanged since it was
+    checked keeps its verdict (hashing and testing a 200 MB archive on every run is slow)."""
+    stat = path.stat()
+    stamp: list[object] = [stat.st_size, stat.st_mtime_ns]
+    record = checked.get(path.name)
+    if record and record[:2] == stamp and (pin.sha256 is None or record[2] == pin.sha256):
+        return str(record[2])
+    digest = check_wheel(lane, pin, path)
+    checked[path.name] = [*stamp, digest]
+    return digest

@@ -122,3 +122,13 @@ def test_unset_index_is_named_before_any_download(tmp_path: Path) -> None:
         match="index 'local' has no URL: set the environment variable FLAGCI_INDEX_LOCAL",
     ):
         prepare(matrix, matrix.default, triton.parent, environ={})
+
+
+def test_a_wheel_changed_after_its_check_is_checked_again(tmp_path: Path) -> None:
+    lanes, _, dep = setup(tmp_path)
+    matrix = load_matrix(lanes)
+    prepare(matrix, matrix.default, dep.parent, environ={})
+    data = dep.read_bytes()
+    dep.write_bytes(data[: len(data) // 2])
+    with pytest.raises(WheelError, match=r"package 'tiny-dep' .*not a valid wheel archive"):
+        prepare(matrix, matrix.default, dep.parent, environ={})
