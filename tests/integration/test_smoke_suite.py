@@ -88,8 +88,12 @@ def _corex_env(tmp_path: Path, cache: Path) -> Path:
     # FlagTree's wheel registers only its vendor backend: drop upstream's nvidia and amd.
     entry_points = next(site.glob("triton-*.dist-info")) / "entry_points.txt"
     entry_points.write_text("")
+    # Built from a copy: pip's in-tree build would leave build/ in the repository.
+    plugin = shutil.copytree(
+        REPO / "tests" / "fixtures" / "corex_backend", tmp_path / "corex_backend"
+    )
     process.run(
-        [*pip, *offline, str(REPO / "tests" / "fixtures" / "corex_backend")],
+        [*pip, *offline, str(plugin)],
         error=EnvironmentSetupError,
         what=what,
     )
