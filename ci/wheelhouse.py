@@ -22,7 +22,7 @@ from email.parser import HeaderParser
 from pathlib import Path
 
 from ci import atomic, process
-from ci.errors import EnvironmentSetupError
+from ci.errors import ConfigError, EnvironmentSetupError
 from ci.lanes import Lane, LaneMatrix, Pin
 
 LOCK_NAME = "requirements.lock"
@@ -143,7 +143,10 @@ def prepare(
         if find_wheel(folder, pin) is None:
             missing[pin.index].append(pin)
     for index, pins in missing.items():
-        url = matrix.index_url(index, environ)
+        try:
+            url = matrix.index_url(index, environ)
+        except ConfigError as err:
+            raise ConfigError(f"lane '{lane.name}': {err}") from None
         process.run(
             [
                 sys.executable,

@@ -119,7 +119,7 @@ def test_unset_index_is_named_before_any_download(tmp_path: Path) -> None:
 
     with pytest.raises(
         ConfigError,
-        match="index 'local' has no URL: set the environment variable FLAGCI_INDEX_LOCAL",
+        match="lane 'cpu-a': package index 'local' has no URL: set the environment variable FLAGCI_INDEX_LOCAL",
     ):
         prepare(matrix, matrix.default, triton.parent, environ={})
 
