@@ -19,6 +19,7 @@ import json
 import math
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -431,17 +432,31 @@ def connect(db: Path, *, create: bool = True) -> Iterator[sqlite3.Connection]:
     db.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     try:
+        _set_up(connection, db)
+        yield connection
+    finally:
+        connection.close()
+
+
+def _set_up(connection: sqlite3.Connection, db: Path) -> None:
+    # Switching a new database to WAL, or upgrading to a write lock, can answer "database is
+    # locked" at once, without waiting on the busy timeout, while another process creates or
+    # writes the same file: retry those within the same timeout.
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
         try:
             connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
             _ensure_schema(connection, db)
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise HistoryError(f"{db}: not a usable history database: {err}") from None
+            time.sleep(0.05)
         except sqlite3.DatabaseError as err:
             raise HistoryError(f"{db}: not a usable history database: {err}") from None
-        yield connection
-    finally:
-        connection.close()
 
 
 def _ensure_schema(connection: sqlite3.Connection, db: Path) -> None:
