@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from ci import environment, process, runrecord
@@ -34,12 +33,8 @@ def worker_count(requested: int) -> int:
 def run_lanes(
     matrix: LaneMatrix, lanes: list[Lane], options: LocalRunOptions
 ) -> runrecord.RunResult:
-    started = datetime.now(UTC)
-    run_id = runrecord.new_run_id("local", started)
-    # Absolute: the smoke suite runs from inside the run folder.
-    run_dir = options.results_root.resolve() / run_id
-    run_dir.mkdir(parents=True)
-    print(f"flagci: run {run_id} -> {run_dir}", flush=True)
+    run = runrecord.start(options.results_root, "local")
+    run_dir = run.run_dir
     steps = runrecord.Steps()
     parts = []
     for lane in lanes:
@@ -56,7 +51,7 @@ def run_lanes(
         with steps.step(f"{lane.name}: smoke suite"):
             part.infrastructure_error = _smoke(env, lane, folder, options)
     with steps.step("merge JUnit, write report"):
-        result = runrecord.finish(run_dir, run_id, "local", started, matrix, lanes, parts)
+        result = runrecord.finish(run_dir, run.run_id, "local", run.started, matrix, lanes, parts)
     print("\nsteps:\n" + steps.table(), flush=True)
     return result
 

@@ -21,7 +21,6 @@ import sys
 import tarfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -232,11 +231,8 @@ def lane_problem(folder: Path) -> str:
 def run_lanes(
     matrix: LaneMatrix, lanes: list[Lane], options: RemoteRunOptions
 ) -> runrecord.RunResult:
-    started = datetime.now(UTC)
-    run_id = runrecord.new_run_id("remote", started)
-    run_dir = options.results_root.resolve() / run_id
-    run_dir.mkdir(parents=True)
-    print(f"flagci: run {run_id} -> {run_dir}", flush=True)
+    run = runrecord.start(options.results_root, "remote")
+    run_dir, run_id = run.run_dir, run.run_id
     steps = runrecord.Steps()
     with steps.step("read the inventory, plan lanes on nodes"):
         nodes = inventory.load(options.inventory, options.limit)
@@ -290,7 +286,7 @@ def run_lanes(
 
     with steps.step("merge JUnit, write report"):
         result = runrecord.finish(
-            run_dir, run_id, "remote", started, matrix, lanes, list(parts.values())
+            run_dir, run_id, "remote", run.started, matrix, lanes, list(parts.values())
         )
     shutil.rmtree(collect_dest, ignore_errors=True)
     print("\nsteps:\n" + steps.table(), flush=True)

@@ -29,6 +29,23 @@ def new_run_id(kind: str, now: datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{kind}"
 
 
+@dataclass(frozen=True)
+class RunStart:
+    run_id: str
+    run_dir: Path
+    started: datetime
+
+
+def start(results_root: Path, kind: str) -> RunStart:
+    """Name a new run and make its folder (absolute: smoke suites run from inside it)."""
+    started = datetime.now(UTC)
+    run_id = new_run_id(kind, started)
+    run_dir = results_root.resolve() / run_id
+    run_dir.mkdir(parents=True)
+    print(f"flagci: run {run_id} -> {run_dir}", flush=True)
+    return RunStart(run_id, run_dir, started)
+
+
 def part_name(node: str, lane: str) -> str:
     return f"{node}__{lane}"
 
