@@ -23,8 +23,8 @@ for _name, _value in CONTEXT.env.items():
     os.environ.setdefault(_name, _value)
 
 from ci.smoke.compiler import CompileJob, CompileOutcome, CompileWorker  # noqa: E402
+from ci.smoke.signatures import signature_of  # noqa: E402
 from ci.smoke.triage import triage_compile_failure  # noqa: E402
-from ci.triage.signatures import signature_of  # noqa: E402
 
 _WORKER = CompileWorker()
 _VERSIONS = installed_versions()
