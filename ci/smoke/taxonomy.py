@@ -1,13 +1,21 @@
-"""The failure taxonomy: every kind a failing testcase can have, and who is to blame.
+"""The failure taxonomy: every kind a failing testcase can have, and how a log shows it.
 
-One list, used by the compile worker, the fallback probe, the signatures and (through the
-JUnit property ``failure_kind``) by the controller's ledger and dashboard. Standard library
-only: this module is part of the lane package.
+One list, used by the compile worker (``compile_failure_kind``), the fallback probe, the
+signatures (``kind_of``) and, through the JUnit property ``failure_kind``, by the
+controller's ledger and dashboard. The compile worker and the signatures decide a kind with
+the same function on the same text, so a testcase's ``failure_kind`` and its signature's
+kind cannot disagree.
+
+A vendor's log is read after ``clean_log`` has cut the prefixes that loggers put before
+each line (worker and rank tags, timestamps, glog headers, pytest's ``E``), so that the
+exception line and the MLIR diagnostics are found wherever they sit. Standard library only:
+this module is part of the lane package.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 BACKEND_RESOLUTION = "backend_resolution"
 DRIVER = "driver"
@@ -47,6 +55,48 @@ KINDS = (
 # never count them against a compiler.
 NOT_THE_COMPILER = (HARNESS_ERROR, TOOLCHAIN, INFRASTRUCTURE)
 
+# --------------------------------------------------------------------------------------
+# Log prefixes, cut from the start of every line before anything is looked for. Each is
+# tried repeatedly, since loggers nest (a GitHub Actions timestamp before a glog header).
+_PREFIXES = (
+    re.compile(r"(?:\x1b|\^\[)\[[0-9;]*m"),  # ANSI colour, raw or as printed by a browser
+    re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+"),  # ISO timestamp
+    re.compile(
+        r"\(\w[\w-]*(?: \w+=\S+?)*\s+pid=\d+\)\s*"
+    ),  # (Worker_TP1 pid=N), (VllmWorker rank=1 pid=N)
+    re.compile(r"\[rank\d+\]:\s*"),  # torch.distributed
+    re.compile(r"(?:ERROR|WARNING|INFO|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]+\]\s?"),  # vLLM
+    re.compile(r"[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]\s?(?:\[[\d/]+\]\s)?"),  # glog
+    re.compile(r"\[[EWIF]\d{4} [\d:.]+ \S+:\d+\]\s*"),  # glog in brackets (ProcessGroupNCCL)
+    re.compile(r"\[\d{4}-\d\d-\d\d [\d:,.]+ [EWIF] \d+ \d+\] \S+:\d+:\s*"),  # ray's logging.cc
+    re.compile(r"\[\d\d:\d\d:\d\d\]\s+\w+/\w+\s+"),  # [16:10:33] stdout/INFO
+    re.compile(r"E {2,}"),  # pytest's failure lines ("E       RuntimeError: ...")
+    re.compile(r">+\s*"),  # a log quoted in an issue or e-mail
+    re.compile(r"-?\s*\*\*[\w ]+:\*\*\s*"),  # "- **Exception Message:** ..." (report templates)
+)
+
+
+def clean_log(text: str) -> str:
+    """The text with every line's logger prefixes cut (leading indentation kept)."""
+    lines = []
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip(" \t"))
+        rest = line[indent:]
+        changed = True
+        while changed:
+            changed = False
+            for prefix in _PREFIXES:
+                match = prefix.match(rest)
+                if match and match.end() > 0:
+                    rest = rest[match.end() :]
+                    changed = True
+        lines.append(line[:indent] + rest)
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------
+# Toolchain
+
 # A piece of the node's toolchain that a stage needs and cannot find: a linker or an SDK.
 # Each pattern names the missing tool in its group "tool".
 _MISSING_TOOL = (
@@ -67,23 +117,196 @@ def missing_tool(text: str) -> str:
     return ""
 
 
-def compile_failure_kind(error_type: str, message: str, log: str = "") -> str:
-    """The kind of an exception that ``triton.compile`` itself raised."""
-    text = f"{message}\n{log}"
-    if "compatible backends for target" in message or "active drivers" in message:
-        return BACKEND_RESOLUTION
+# --------------------------------------------------------------------------------------
+# Resource failures, and the backends that wrap pass failures as one
+
+_RESOURCE = re.compile(r"out of resources?:[ \t]*")
+# The figures, within the report's paragraph: a wrapped message may put them lines later.
+_FIGURES = re.compile(r"Required:\s*(?P<required>\d+)[\s,]*Hardware limit:\s*(?P<limit>\d+)")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+# The resource's name: one word, or two where the second is lower case ("shared memory").
+_RESOURCE_NAME = re.compile(r"[A-Za-z_]\w*(?: (?!PassManager)[a-z]\w*)?")
+_PTXAS_SHARED = re.compile(
+    r"uses too much shared data \((?P<required>0x[0-9a-f]+|\d+) bytes, "
+    r"(?P<limit>0x[0-9a-f]+|\d+) max\)"
+)
+_PASS_IN_WRAPPER = re.compile(r"PassManager::run failed|'[a-z_]+\.[\w.]+' op\b|\berror:")
+
+
+@dataclass(frozen=True)
+class ResourceFailure:
+    resource: str
+    required: str  # "" where the message gives no figures
+    limit: str
+    # The backend reports a pass failure as OutOfResources: placeholder figures
+    # (Required: 0, Hardware limit: 0) or a pass failure inside the message.
+    wrapped: bool
+    message: str
+
+    @property
+    def placeholders(self) -> bool:
+        return self.required == "0" and self.limit == "0"
+
+
+def resource_failure(text: str) -> ResourceFailure | None:
+    """The out-of-resources report in the text, wrapped or real, or None."""
+    match = _RESOURCE.search(text)
+    if match is not None:
+        window = text[match.end() : match.end() + 600]
+        window = _PARAGRAPH.split(window, maxsplit=1)[0]
+        figures = _FIGURES.search(window)
+        body = window[: figures.start()] if figures else window
+        name = _RESOURCE_NAME.match(body.strip())
+        resource = name.group(0) if name else "?"
+        required, limit = (figures["required"], figures["limit"]) if figures else ("", "")
+        wrapped = (required == limit == "0") or bool(_PASS_IN_WRAPPER.search(body))
+        return ResourceFailure(resource, required, limit, wrapped, body.strip())
+    ptxas = _PTXAS_SHARED.search(text)
+    if ptxas is not None:
+        required, limit = str(int(ptxas["required"], 0)), str(int(ptxas["limit"], 0))
+        return ResourceFailure("shared memory", required, limit, False, ptxas.group(0))
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# The forms of each kind, in the order they are tried: the first kind whose form is in
+# the log wins. Order matters where one log shows two forms: a pass failure's abort also
+# kills the process (pass failure before crash), an LLVM instruction-selection error
+# aborts too (codegen before pass failure and crash).
+
+_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (BACKEND_RESOLUTION, re.compile(r"\d+ compatible backends for target")),
+    (DRIVER, re.compile(r"\d+ active drivers \(")),
+    # The device driver refused the compiled kernel.
+    (DRIVER, re.compile(r"Triton Error \[(?:CUDA|HIP|ZE|MUSA|XPU|MACA)\]")),
+)
+
+INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("ssh", re.compile(r"ssh: connect to host (?P<node>\S+) port \d+: (?P<reason>[^\n]+)")),
+    ("ssh", re.compile(r"ssh: Could not resolve hostname (?P<node>[^:\s]+): (?P<reason>[^\n]+)")),
+    ("ssh", re.compile(r"(?P<reason>Permission denied \(publickey[^)]*\))")),
+    ("ssh", re.compile(r"(?P<reason>Host key verification failed)")),
+    ("ssh", re.compile(r"(?P<reason>NoValidConnectionsError|AuthenticationException)")),
+    ("docker", re.compile(r"(?P<reason>Cannot connect to the Docker daemon)")),
+    ("docker", re.compile(r"docker: Error response from daemon: (?P<reason>[^\n]+)")),
+    ("docker", re.compile(r"(?P<reason>OCI runtime (?:create|exec) failed)")),
+    ("node", re.compile(r"(?P<node>\S+?)\s*\|\s*(?P<reason>UNREACHABLE)!")),
+    ("node", re.compile(r"\[(?P<node>[^\]]+)\]: (?P<reason>UNREACHABLE)!")),
+    ("node", re.compile(r"(?P<reason>No space left on device)")),
+    ("node", re.compile(r"node '?(?P<node>[\w.-]+)'? (?:is )?(?P<reason>unreachable)")),
+)
+
+CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # (tool, form); group "message" is the identity of the failure.
+    ("llvm", re.compile(r"LLVM ERROR: (?P<message>Cannot select:[^\n]*)")),
+    ("llc", re.compile(r"error: (?P<message>ran out of registers during register allocation)")),
+    ("ptxas", re.compile(r"ptxas (?:fatal|error)\s*: (?P<message>[^\n]+)")),
+    ("ptxas", re.compile(r"(?P<message>`?ptxas`? failed with error code (?!-)\d+)")),
+    ("ptxas", re.compile(r"PTXASError: (?P<message>[^\n]+)")),
+    ("llc", re.compile(r"(?P<message>`?llc`? failed with error code (?!-)\d+)")),
+    ("hsaco", re.compile(r"HSACOError: (?P<message>[^\n]+)")),
+    # Ascend's binary stage: "[ConvertLinalgRToBinary] encounters error:" then the error.
+    ("binary", re.compile(r"\[(?P<stage>\w*Binary\w*)\] encounters error:\s*(?P<message>[^\n]*)")),
+)
+
+FRONTEND_FORMS = (
+    re.compile(r"(?<![A-Za-z])CompilationError\b"),
+    re.compile(r"IncompatibleTypeError"),
+    re.compile(r"Did you forget to add @triton\.jit"),
+    re.compile(r"unsupported tensor index"),
+    re.compile(r"TypeError: cannot convert .{0,400}? to tensor"),
+)
+
+PASS_FAILURE_FORMS = (
+    re.compile(r"PassManager::run failed"),
+    re.compile(r"Pipeline failed\s+while executing"),
+    re.compile(r"MLIR pass pipeline"),
+    re.compile(r"MLIRCompilationError"),
+    # An MLIR diagnostic: at a line's start, after file:line:col or after loc(...).
+    re.compile(r"(?:^\s*|:\d+:\d+:\s*|\)\s*:\s*)error: ", re.MULTILINE),
+    re.compile(r"'[a-z_]+\.[\w.]+' op\b"),
+    re.compile(r"failed to legalize"),
+    re.compile(r"Assertion `.+?' failed"),
+    re.compile(r"UNREACHABLE executed at"),
+    re.compile(r"LLVM ERROR: "),
+    re.compile(r"[`'][\w-]+[`'] pass\b"),
+)
+
+TIMEOUT_FORMS = (
+    re.compile(r"Timeout \(>\s*(?P<seconds>[\d.]+)s\) from pytest-timeout"),
+    re.compile(r"timed out after (?P<seconds>[\d.]+) ?s(?:econds)?\b", re.IGNORECASE),
+    re.compile(r"TimeoutExpired"),
+    # The smoke suite's compile worker.
+    re.compile(r"did not finish within (?P<seconds>[\d.]+) s and was killed"),
+    re.compile(r"\bHANG \((?P<seconds>[\d.]+) ?s timeout\)"),
+    re.compile(r"Watchdog caught collective operation timeout"),
+)
+
+CRASH_FORMS = (
+    re.compile(r"\b(?:Signals\.)?(?P<name>SIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL|TERM))\b"),
+    re.compile(r"Fatal Python error: (?P<fatal>Segmentation fault|Aborted|Bus error)"),
+    re.compile(r"\bsigno(?:@entry)?=(?P<number>\d+)"),
+    re.compile(r"signal (?P<number>\d+)\b"),
+    re.compile(r"(?:exit (?:code|status)|error code|exited with code) -(?P<number>\d+)\b"),
+    re.compile(r"(?P<fatal>[Ss]egmentation fault)"),
+    re.compile(r"\((?P<fatal>core dumped)\)"),
+    re.compile(r"(?P<stack>Stack dump:|PLEASE submit a bug report)"),
+)
+
+NUMERIC_FORMS = (
+    re.compile(
+        r"Tensor-likes are not close|Scalars are not close|Not equal to tolerance"
+        r"|numeric mismatch|Mismatched elements",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\bmismatch\s*=\s*\d+\s*/\s*\d+"),
+)
+
+# An exception raised inside Triton's compile path, in none of the forms above.
+_COMPILE_FRAME = re.compile(
+    r"File \"[^\"]*[\\/]triton[\\/](?:compiler[\\/]compiler|backends[\\/]\w+[\\/]compiler\w*)\.py\""
+)
+
+
+def kind_of(text: str) -> str:
+    """The kind of the failure this (cleaned) log shows; ``UNCLASSIFIED`` if none."""
+    for kind, form in _FORMS:
+        if form.search(text):
+            return kind
     if missing_tool(text):
         return TOOLCHAIN
-    if error_type == "OutOfResources" or message.startswith("out of resource"):
-        return OUT_OF_RESOURCES
-    if (
-        "PassManager::run failed" in text
-        or "MLIR pass pipeline" in text
-        or "Pipeline failed while executing" in text
-    ):
-        return PASS_FAILURE
-    if error_type == "CompilationError":
+    if any(form.search(text) for _, form in INFRASTRUCTURE_FORMS):
+        return INFRASTRUCTURE
+    resource = resource_failure(text)
+    if resource is not None:
+        return PASS_FAILURE if resource.wrapped else OUT_OF_RESOURCES
+    if any(form.search(text) for _, form in CODEGEN_FORMS):
+        return CODEGEN
+    if any(form.search(text) for form in FRONTEND_FORMS):
         return FRONTEND
+    if any(form.search(text) for form in PASS_FAILURE_FORMS):
+        return PASS_FAILURE
+    if any(form.search(text) for form in TIMEOUT_FORMS):
+        return TIMEOUT
+    if any(form.search(text) for form in CRASH_FORMS):
+        return CRASH
+    if any(form.search(text) for form in NUMERIC_FORMS):
+        return NUMERIC_MISMATCH
+    if _COMPILE_FRAME.search(text):
+        return COMPILE_ERROR
+    return UNCLASSIFIED
+
+
+def compile_failure_kind(error_type: str, message: str, log: str = "") -> str:
+    """The kind of an exception that ``triton.compile`` itself raised.
+
+    The same recognition as the signatures' (``kind_of``), on the exception line and the
+    compile log; an exception in none of its forms is a ``compile_error``.
+    """
     if error_type == "TimeoutExpired":
         return TIMEOUT
-    return COMPILE_ERROR
+    headline = message if message.startswith(f"{error_type}:") else f"{error_type}: {message}"
+    kind = kind_of(clean_log(f"{headline}\n{log}"))
+    if kind == UNCLASSIFIED:
+        return FRONTEND if error_type == "CompilationError" else COMPILE_ERROR
+    return kind

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from ci.smoke.signatures import EvidenceError, Signature, normalise, signature_of
+from ci.smoke.signatures import (
+    EvidenceError,
+    Signature,
+    normalise,
+    signature_of,
+    without_numbers,
+)
+from ci.smoke.taxonomy import compile_failure_kind
 
 FAILURES = Path(__file__).resolve().parents[1] / "fixtures" / "failures"
 
@@ -83,7 +90,16 @@ def test_different_failures_have_different_keys() -> None:
     keys = {_sign(_text(n)).key for n in sorted(p.name for p in FAILURES.glob("*.txt"))}
     assert len(keys) == 3
     text = _text("iluvatar-pass-failure.txt")
-    assert _sign(text.replace("415:19", "416:3")).key != _sign(text).key
+    assert _sign(text.replace("does not dominate", "is not used by")).key != _sign(text).key
+
+
+def test_the_source_location_is_a_detail_not_part_of_the_key() -> None:
+    # The same bug is reported with and without locations, and an edit of the kernel's
+    # file moves them: the key holds pass, diagnostic, op and kernel.
+    text = _text("iluvatar-pass-failure.txt")
+    moved = _sign(text.replace("415:19", "416:3"))
+    assert moved.key == _sign(text).key
+    assert moved.detail("location") == "triton_attention_helpers.py:416:3"
 
 
 @pytest.mark.parametrize(
@@ -118,7 +134,7 @@ def test_different_failures_have_different_keys() -> None:
         (
             "Failed: Timeout (>300.0s) from pytest-timeout.",
             "timeout",
-            "timeout|test|?|?",
+            "timeout|test|?|?|?",
         ),
         (
             "ssh: connect to host node-3.lab port 22: Connection refused",
@@ -169,7 +185,7 @@ def test_numeric_mismatch_key_keeps_the_output_not_the_figures() -> None:
 def test_artifacts_name_the_kernel(tmp_path: Path) -> None:
     (tmp_path / "failure.json").write_text(json.dumps({"kernel": "gdn_post_conv"}))
     sig = signature_of("", "compile of gdn_post_conv timed out after 300 s", tmp_path)
-    assert sig.key == "timeout|compile|?|gdn_post_conv"
+    assert sig.key == "timeout|compile|?|?|gdn_post_conv"
 
 
 def test_smoke_harness_failure_record(tmp_path: Path) -> None:
@@ -220,3 +236,146 @@ def test_normalise() -> None:
     assert normalise("at 0xdeadBEEF in /tmp/tmpab_12/x.py pid 4242 %17") == (
         "at 0xADDR in x.py pid N %N"
     )
+
+
+# --------------------------------------------------------------------------------------
+# The vendor log forms, one by one (variants of the corpus's real logs)
+
+KUNLUN = _text("kunlun-uni-sram.txt")
+
+
+def test_wrapped_uni_sram_over_lines_and_with_punctuation_keeps_its_key() -> None:
+    key = _sign(KUNLUN).key
+    wrapped = KUNLUN.replace(
+        "uni_sram PassManager::run failed, Required: 0",
+        "uni_sram PassManager::run failed,\n  Required: 0",
+    )
+    comma = KUNLUN.replace("uni_sram PassManager", "uni_sram, PassManager")
+    assert wrapped != KUNLUN and comma != KUNLUN
+    assert _sign(wrapped).key == key
+    assert _sign(comma).key == key
+    assert _sign(comma).detail("resource") == "uni_sram"
+
+
+def test_uni_sram_without_figures_is_still_a_wrapped_pass_failure() -> None:
+    text = "OutOfResources: out of resource: uni_sram\nPassManager::run failed: 'tt.load' op bad\n"
+    sig = signature_of("", text, None)
+    assert sig.kind == "pass_failure"
+    assert sig.detail("wrapper") == "OutOfResources(uni_sram)"
+    assert sig.detail("op") == "tt.load"
+
+
+def test_the_kernel_is_in_the_key() -> None:
+    other = KUNLUN.replace("_fused_post_conv_kernel", "_chunk_scan_kernel")
+    assert _sign(other).detail("kernel") == "_chunk_scan_kernel"
+    assert _sign(other).key != _sign(KUNLUN).key
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "(Worker_TP1 pid=4711) ERROR 12-01 07:00:00 [multiproc_executor.py:590] ",
+        "[rank0]: ",
+        "2026-12-01T07:00:00.1234567Z ",
+        "E1201 07:00:00.123456 4711 torch/_inductor/runtime/triton_heuristics.py:714] ",
+        "E       ",
+    ],
+)
+def test_log_prefixes_do_not_hide_the_exception_line(prefix: str) -> None:
+    plain = _text("iluvatar-pass-failure.txt")
+    prefixed = "".join(prefix + line + "\n" for line in plain.splitlines())
+    assert _sign(prefixed).key == _sign(plain).key
+    assert _sign(prefixed).detail("pass") == "TritonILUVATARGPUMMAReduceThreadLocality"
+
+
+def test_a_crash_key_never_falls_back_to_the_stack_dump_banner() -> None:
+    text = (
+        "PLEASE submit a bug report to https://github.com/llvm/llvm-project/issues/\n"
+        "Stack dump:\n0.\tProgram arguments: triton-opt --tritongpu-pipeline x.ttgir\n"
+    )
+    sig = signature_of("", text, None)
+    assert sig.kind == "crash"
+    assert sig.detail("pass") == "tritongpu-pipeline"
+    assert "Stack dump" not in sig.key and "Program arguments" not in sig.key
+
+
+def test_dtype_and_architecture_tokens_stay_temp_names_go() -> None:
+    assert without_numbers("fp16 bf16 sm_121a tcgen05 gfx942 i32 at 12 and 3.5") == (
+        "fp16 bf16 sm_121a tcgen05 gfx942 i32 at N and N"
+    )
+    assert normalise("llc: mt_triton_kernel-ce9202.ll and /tmp/tmpkw7ug6t8.ptx") == (
+        "llc: mt_triton_kernel-HASH.ll and TMP.ptx"
+    )
+
+
+def test_the_reproducer_pipeline_names_the_pass(tmp_path: Path) -> None:
+    (tmp_path / "k.make_ttgir.repro.mlir").write_text(
+        "module {\n}\n{-#\n  external_resources: {\n    mlir_reproducer: {\n"
+        '      pipeline: "builtin.module(tritongpu-coalesce)",\n'
+        "      disable_threading: true\n    }\n  }\n#-}\n"
+    )
+    sig = signature_of("RuntimeError: PassManager::run failed", "", tmp_path)
+    assert sig.kind == "pass_failure"
+    assert (sig.detail("pass"), sig.detail("pass_source")) == ("tritongpu-coalesce", "reproducer")
+    assert sig.detail("stage") == "make_ttgir"
+    assert "tritongpu-coalesce" in sig.key
+
+
+def test_a_pass_named_only_as_x_pass() -> None:
+    sig = signature_of("", "error: Failure to run `tritonintelgpu-pipeline` pass", None)
+    assert (sig.kind, sig.detail("pass")) == ("pass_failure", "tritonintelgpu-pipeline")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "facts"),
+    [
+        (
+            "python: /src/lib/Dialect/TritonGPU/Transforms/Coalesce.cpp:88: void f():"
+            " Assertion `isa<T>(v)' failed.\n #3 0x00007f (anonymous namespace)::"
+            "CoalescePass::runOnOperation()\nAborted (core dumped)",
+            "pass_failure",
+            {"pass": "Coalesce", "pass_source": "frame", "abort": "assertion isa<T>(v)"},
+        ),
+        (
+            "UNREACHABLE executed at /src/lib/Conversion/TritonToLinalg/TritonToLinalg.cpp:440!",
+            "pass_failure",
+            {"pass": "TritonToLinalg", "pass_source": "abort site"},
+        ),
+        (
+            "LLVM ERROR: Failed to translate TritonGPU to LLVM IR.",
+            "pass_failure",
+            {"abort": "LLVM ERROR: Failed to translate TritonGPU to LLVM IR"},
+        ),
+        (
+            "Fatal Python error: Aborted\n\nCurrent thread 0x00007f1c",
+            "crash",
+            {"signal": "SIGABRT"},
+        ),
+        ("[repro fft N=250 run 1]  HANG (90.08s timeout)", "timeout", {"seconds": "90.08"}),
+        (
+            "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'",
+            "codegen",
+            {"tool": "ptxas", "message": "Value 'sm_121a' is not defined for option 'gpu-name'"},
+        ),
+        ("error: ran out of registers during register allocation", "codegen", {"tool": "llc"}),
+        (
+            "triton.compiler.errors.CompilationError: at 12:8:\ndef my_kernel(x):\n"
+            "ValueError('unsupported shape')",
+            "frontend",
+            {"kernel": "my_kernel", "location": "12:8"},
+        ),
+    ],
+)
+def test_forms(text: str, kind: str, facts: dict[str, str]) -> None:
+    sig = signature_of("", text, None)
+    assert sig.kind == kind
+    assert {name: sig.detail(name) for name in facts} == facts
+
+
+def test_failure_kind_and_signature_agree_on_the_wrapped_uni_sram() -> None:
+    message = "out of resource: uni_sram PassManager::run failed, Required: 0, Hardware limit: 0."
+    kind = compile_failure_kind("OutOfResources", message, "")
+    assert kind == "pass_failure"
+    assert signature_of("", f"OutOfResources: {message}", None).kind == kind
+    real = "out of resource: shared memory, Required: 98304, Hardware limit: 65536."
+    assert compile_failure_kind("OutOfResources", real, "") == "out_of_resources"
