@@ -58,16 +58,19 @@ class KnownIssue(_Model):
     def applies_to(self, vendor: str) -> bool:
         return not self.vendors or vendor in self.vendors
 
-    def matches(self, vendor: str, signature: str, text: str) -> bool:
-        """Whether a failure on a ``vendor`` lane is this issue.
+    def matches(self, vendor: str, signature: str, text: str, test: str = "") -> bool:
+        """Whether a failure of ``test`` on a ``vendor`` lane is this issue.
 
         A listed signature decides when the testcase carries one; otherwise the pattern
-        is searched in the failure text.
+        is searched in the failure text, and only for the issue's tests: a catch-all
+        message (``uni_sram``) from another kernel is another bug.
         """
         if not self.applies_to(vendor):
             return False
         if signature and signature in self.signatures:
             return True
+        if test and self.tests_re.search(test) is None:
+            return False
         return self.pattern_re.search(text) is not None
 
 
@@ -89,9 +92,9 @@ class Ledger(_Model):
     def issues(self) -> tuple[KnownIssue, ...]:
         return self.issue
 
-    def match(self, vendor: str, signature: str, text: str) -> KnownIssue | None:
+    def match(self, vendor: str, signature: str, text: str, test: str = "") -> KnownIssue | None:
         for issue in self.issue:
-            if issue.matches(vendor, signature, text):
+            if issue.matches(vendor, signature, text, test):
                 return issue
         return None
 

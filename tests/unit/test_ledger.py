@@ -8,6 +8,9 @@ import pytest
 
 from ci.errors import ConfigError
 from ci.ledger import load_ledger
+from ci.smoke.signatures import signature_of
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 # The failure texts as the two user reports quote them.
 REPORTED = {
@@ -73,3 +76,20 @@ def test_duplicate_issue_ids_are_refused(tmp_path: Path) -> None:
     path.write_text(entry + entry)
     with pytest.raises(ConfigError, match="used twice"):
         load_ledger(path)
+
+
+def test_a_catch_all_message_from_another_kernel_is_another_bug() -> None:
+    _, text = REPORTED["kunlun-gdn-uni-sram"]
+    ledger = load_ledger()
+    gdn = ledger.match("kunlun", "", text, "test_gdn_post_conv.py::test_compile[qwen3-s2]")
+    assert gdn is not None and gdn.id == "kunlun-gdn-uni-sram"
+    assert ledger.match("kunlun", "", text, "test_unified_attention.py::test_compile[x]") is None
+
+
+def test_the_listed_gdn_signature_is_the_one_the_report_gets() -> None:
+    # The report's own text (FlagTree#1126) signs to a key the ledger lists, so the issue
+    # is found by signature whatever test id the failing test has.
+    report = FIXTURES / "failures" / "kunlun-uni-sram.txt"
+    key = signature_of("", report.read_text(encoding="utf-8"), None).key
+    issue = load_ledger().match("kunlun", key, "", "test_some_other_kernel")
+    assert issue is not None and issue.id == "kunlun-gdn-uni-sram"
