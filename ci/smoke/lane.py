@@ -21,6 +21,8 @@ class Target:
     warp_size: int
     shared_limit: int
     name: Optional[str] = None
+    # The last stage this node's toolchain can run for the target (None: every stage).
+    last_stage: Optional[str] = None
 
     @property
     def label(self) -> str:
@@ -37,12 +39,17 @@ class LaneContext:
     vendor: str
     node: str
     compiler: Dict[str, str]
+    # What the compile tests use: the lane file's targets, or on a device lane whose driver
+    # answers, the driver's own target (see ci.smoke.stack).
     targets: Tuple[Target, ...]
+    # What the lane file says; test_stack_facts holds the two against each other.
+    declared_targets: Tuple[Target, ...]
     inductor_backend: str
     execution: str
     tests: Tuple[str, ...]
     test_timeout_s: int
     env: Dict[str, str] = field(default_factory=dict)
+    devices: Tuple[str, ...] = ()
     model: Optional[Dict[str, Any]] = None
     source: str = ""
 
@@ -67,17 +74,21 @@ def load_context(path: Optional[Path] = None) -> LaneContext:
             "image, or set FLAGCI_LANE_FILE to a file written by `flagci lanes context LANE`"
         ) from None
     targets = tuple(Target(**t) for t in raw["targets"])
+    devices = tuple(raw.get("devices") or ())
+    execution = raw["execution"]
     return LaneContext(
         lane=raw["lane"],
         vendor=raw["vendor"],
         node=os.environ.get("FLAGCI_NODE") or raw.get("node") or socket.gethostname(),
         compiler=dict(raw["compiler"]),
-        targets=tuple(resolve_detected(t) for t in targets),
+        targets=stack_targets(targets, devices) if execution == "device" else targets,
+        declared_targets=targets,
         inductor_backend=raw["inductor_backend"],
-        execution=raw["execution"],
+        execution=execution,
         tests=tuple(raw["tests"]),
         test_timeout_s=int(raw["test_timeout_s"]),
         env=dict(raw.get("env") or {}),
+        devices=devices,
         model=raw.get("model"),
         source=str(path),
     )
@@ -89,20 +100,25 @@ def current_context() -> LaneContext:
     return load_context()
 
 
-def resolve_detected(target: Target) -> Target:
-    """Arch 0 on cuda means "the GPU found": read its capability and shared memory."""
-    if target.backend != "cuda" or target.arch != 0:
-        return target
-    try:
-        import torch
-    except ImportError:
-        return target
-    if not torch.cuda.is_available():
-        return target
-    major, minor = torch.cuda.get_device_capability()
-    props = torch.cuda.get_device_properties(0)
-    limit = int(getattr(props, "shared_memory_per_block_optin", 0)) or target.shared_limit
-    return Target("cuda", major * 10 + minor, target.warp_size, limit)
+def stack_targets(declared: Tuple[Target, ...], devices: Tuple[str, ...]) -> Tuple[Target, ...]:
+    """A device lane compiles for what its driver reports, where the driver can be asked."""
+    from ci.smoke import stack
+
+    if stack.missing_device(devices):
+        return declared
+    driver = stack.probe_driver()
+    if not driver.probed or driver.warp_size is None:
+        return declared
+    first = declared[0]
+    probed = Target(
+        backend=driver.backend,
+        arch=driver.arch,
+        warp_size=driver.warp_size,
+        shared_limit=driver.shared_per_block or first.shared_limit,
+        name=first.name,
+        last_stage=first.last_stage,
+    )
+    return (probed, *declared[1:])
 
 
 def installed_versions() -> Dict[str, str]:
@@ -110,7 +126,7 @@ def installed_versions() -> Dict[str, str]:
     from importlib import metadata
 
     found = {}
-    for dist in ("triton", "flagtree", "torch"):
+    for dist in ("triton", "triton-ascend", "flagtree", "torch"):
         try:
             found[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -101,6 +101,8 @@ def clean_log(text: str) -> str:
 # Each pattern names the missing tool in its group "tool".
 _MISSING_TOOL = (
     re.compile(r"(?P<tool>ROCm linker \S+) not found"),
+    # A linker older than the release's code objects (Debian's lld 14 and Triton 3.3's COv5).
+    re.compile(r"(?P<tool>ld\.lld): error: unknown abi version"),
     re.compile(r"(?P<tool>ASCEND_HOME_PATH) is not set"),
     re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"),
     re.compile(r"No such file or directory: '(?P<tool>[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*)'"),

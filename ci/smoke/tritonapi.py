@@ -151,6 +151,16 @@ def active_target() -> Any:
     return driver.active.get_current_target()
 
 
+def max_shared_per_block() -> int | None:
+    """The current device's shared memory per block, as the active driver's utils report it."""
+    from triton.runtime import driver
+
+    active = driver.active
+    props = active.utils.get_device_properties(active.get_current_device())
+    value = props.get("max_shared_mem")
+    return int(value) if value else None
+
+
 def compiler_version() -> str:
     import triton
 
