@@ -38,7 +38,10 @@ def test_classify_each_kind() -> None:
         == "backend_resolution"
     )
     kunlun = "out of resource: uni_sram PassManager::run failed, Required: 0, Hardware limit: 0."
-    assert classify("OutOfResources", kunlun, "") == "out_of_resources"
+    # A pass failure wrapped as OutOfResources is a pass failure: the signature says so too.
+    assert classify("OutOfResources", kunlun, "") == "pass_failure"
+    real = "out of resource: shared memory, Required: 327680, Hardware limit: 166912."
+    assert classify("OutOfResources", real, "") == "out_of_resources"
     assert classify("CompilationError", "at 12:4: unsupported", "") == "frontend"
     assert classify("RuntimeError", "LLVM went wrong", "") == "compile_error"
     # Triton 3.2 / 3.3.1 wheels ship no ROCm linker: a fact about the node, not the kernel.
