@@ -84,8 +84,9 @@ class Evidence:
     text: str
     failure: Mapping[str, Any] = field(default_factory=dict)
     reproducers: tuple[str, ...] = ()
-    # Reproducer pipelines (``pipeline: "builtin.module(...)"``), read from the files.
-    pipelines: tuple[str, ...] = ()
+    # Reproducer pipelines (``pipeline: "builtin.module(...)"``) and the stage of the file
+    # each came from ("" where the pipeline was in the text).
+    pipelines: tuple[tuple[str, str], ...] = ()
 
     def job(self, name: str) -> str:
         # The smoke harness nests the job as "job"; a flat record is accepted too.
@@ -112,7 +113,7 @@ def gather(message: str, text: str, artifacts: Path | None) -> Evidence:
     parts = [text] if message.strip() and message.strip() in text else [message, text]
     failure: dict[str, Any] = {}
     reproducers: list[str] = []
-    pipelines: list[str] = []
+    pipelines: list[tuple[str, str]] = []
     if artifacts is not None and artifacts.is_dir():
         failure_file = artifacts / "failure.json"
         if failure_file.is_file():
@@ -134,16 +135,23 @@ def gather(message: str, text: str, artifacts: Path | None) -> Evidence:
                 continue
             if path.name.endswith(".repro.mlir"):
                 reproducers.append(path.name)
-                pipelines.extend(_reproducer_pipelines(path))
+                stage = _reproducer_stage(path.name)
+                pipelines.extend((stage, p) for p in _reproducer_pipelines(path))
             elif path.suffix in _EVIDENCE_SUFFIXES:
                 with path.open("rb") as handle:
                     parts.append(handle.read(_EVIDENCE_LIMIT).decode("utf-8", errors="replace"))
     joined = "\n".join(p for p in parts if p)
-    pipelines.extend(m["pipeline"] for m in _PIPELINE_LINE.finditer(joined))
+    pipelines.extend(("", m["pipeline"]) for m in _PIPELINE_LINE.finditer(joined))
     return Evidence(clean_log(joined), failure, tuple(reproducers), tuple(pipelines))
 
 
 _PIPELINE_LINE = re.compile(r"pipeline:\s*\"(?P<pipeline>[^\"]+)\"")
+
+
+def _reproducer_stage(name: str) -> str:
+    # Triton 3.6 names reproducers <prefix>.<stage>.repro.mlir.
+    parts = name.split(".")
+    return parts[-3] if len(parts) >= 3 else ""
 
 
 def _reproducer_pipelines(path: Path) -> list[str]:
@@ -224,8 +232,10 @@ _EXCEPTION_LINE = re.compile(
 )
 # A compile stage of Triton or of a vendor backend (make_ttgir, make_ttxir, make_cubin).
 _STAGE = re.compile(
-    r"\b(?P<stage>make_(?:[a-z0-9]*ir|ptx|cubin|amdgcn|hsaco|spv|zebin|[a-z0-9]*bin))\b"
+    r"(?<![\w.])(?P<stage>make_(?:[a-z0-9]*ir|ptx|cubin|amdgcn|hsaco|spv|zebin|[a-z0-9]*bin))\b"
 )
+# The stage's lambda in a traceback: stages["ttgir"] = lambda src, metadata: ...
+_STAGE_LAMBDA = re.compile(r"stages\[\"(?P<ir>\w+)\"\] = lambda")
 _KERNEL_FORMS = (
     re.compile(r"tt\.func (?:public |private )?@(?P<name>\w+)"),
     re.compile(r"operation:\s*@(?P<name>\w+)"),
@@ -251,12 +261,12 @@ def stage_of(evidence: Evidence) -> str:
     found = _last(_STAGE, evidence.text)
     if found:
         return found["stage"]
-    for name in evidence.reproducers:
-        # Triton 3.6 names reproducers <prefix>.<stage>.repro.mlir.
-        parts = name.split(".")
-        if len(parts) >= 3:
-            return parts[-3]
-    return ""
+    lambda_line = _last(_STAGE_LAMBDA, evidence.text)
+    if lambda_line:
+        return f"make_{lambda_line['ir']}"
+    # The stage whose reproducer holds the one failing pass, else the first reproducer's.
+    local = next((st for st, p in evidence.pipelines if st and _pass_from_pipeline(p)), "")
+    return local or next(filter(None, map(_reproducer_stage, evidence.reproducers)), "")
 
 
 def kernel_of(evidence: Evidence) -> str:
@@ -376,7 +386,11 @@ def _abort(text: str) -> tuple[str, str]:
 
 
 def _pass_from_pipeline(pipeline: str) -> str:
-    found = _PIPELINE_PASS.search(pipeline.strip())
+    """The pass of a local reproducer (a pipeline of one pass); a whole pipeline names none."""
+    inner = re.sub(r"\{[^{}]*\}", "", pipeline.strip())
+    if "," in inner:
+        return ""
+    found = _PIPELINE_PASS.search(inner)
     return found["pass"] if found else ""
 
 
@@ -396,7 +410,9 @@ def parse_mlir(evidence: Evidence) -> MlirFailure:
     arguments = _PROGRAM_ARGUMENTS.search(text)
     frame = _PASS_FRAME.search(text) or _ANON_PASS_FRAME.search(text)
     directory = _PASS_SOURCE_DIR.search(site.replace("\\", "/")) if site else None
-    reproduced = next((p for p in map(_pass_from_pipeline, evidence.pipelines) if p), "")
+    reproduced = next(
+        (found for _, p in evidence.pipelines if (found := _pass_from_pipeline(p))), ""
+    )
     if pipeline:
         pass_name, source, anchor = pipeline["pass"], "diagnostic", pipeline["anchor"] or ""
     elif phrase:

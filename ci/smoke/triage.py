@@ -1,26 +1,35 @@
 """Triage inside the lane environment, right where a compile failed.
 
 For an out-of-resources or pass failure: write the reproducer bundle (kernel source, spec,
-stack, MLIR reproducers, last good IR, one replay command) and run the fallback probe
-(lower num_stages, then smaller blocks) through that bundle's replay, so the hint is
-proven by the very command a vendor engineer would run. Standard library and triton only.
+stack, MLIR reproducers, last good IR, one replay command); where a pass failure's
+diagnostics name no pass (a backend that reports every pass failure as OutOfResources),
+replay it once with IR dumps to name the pass and keep its input IR in the bundle; run the
+fallback probe (lower num_stages, then smaller blocks) through that bundle's replay, so the
+hint is proven by the very command a vendor engineer would run; and draft the upstream
+report beside the bundle. Standard library and triton only.
 """
 
 import importlib.util
 from dataclasses import asdict
 from pathlib import Path
+from typing import Mapping, Optional
 
-from ci.smoke import bundle, probe
+from ci.smoke import bundle, issuedraft, passdump, probe, taxonomy
 from ci.smoke.compiler import FAILURE_NAME, CompileJob, CompileOutcome
+from ci.smoke.signatures import signature_of
 
 BUNDLE_NAME = "bundle"
+PASS_REPLAY_NAME = "pass-replay"
 
 
-def triage_compile_failure(job: CompileJob, outcome: CompileOutcome) -> str:
-    """Bundle and probe a failed compile; return the hint ("" if none was looked for)."""
+def triage_compile_failure(
+    job: CompileJob, outcome: CompileOutcome, lane: Optional[Mapping[str, str]] = None
+) -> str:
+    """Bundle, name the pass, probe and report a failed compile; return the hint ("" if none)."""
     if outcome.status not in probe.PROBED:
         return ""
     artifacts = Path(job.artifacts)
+    failure_file = artifacts / FAILURE_NAME
     spec = importlib.util.find_spec(job.module)
     assert spec is not None and spec.origin is not None, job.module
     folder = bundle.write(
@@ -37,6 +46,19 @@ def triage_compile_failure(job: CompileJob, outcome: CompileOutcome) -> str:
         outcome.summary(),
         artifacts,
     )
+    named = None
+    if outcome.status == taxonomy.PASS_FAILURE:
+        before = signature_of(outcome.message, outcome.summary(), artifacts)
+        if not before.detail("pass"):
+            named = passdump.name_by_replay(
+                folder / "replay.py",
+                folder / "spec.json",
+                artifacts / PASS_REPLAY_NAME,
+                job.timeout_s,
+            )
+            if named is not None:
+                passdump.keep_input(named, folder)
+                passdump.record(failure_file, named)
     result = probe.probe(
         probe.replay_compiler(folder / "spec.json", job.timeout_s, out=artifacts),
         outcome.status,
@@ -44,5 +66,13 @@ def triage_compile_failure(job: CompileJob, outcome: CompileOutcome) -> str:
         job.options,
         blocks=job.tunable_blocks,
     )
-    probe.record(artifacts / FAILURE_NAME, result)
+    probe.record(failure_file, result)
+    signature = signature_of(outcome.message, outcome.summary(), artifacts)
+    issuedraft.write(
+        folder,
+        signature.to_json(),
+        lane=lane,
+        hint=result.hint,
+        replay=named.to_json() if named else None,
+    )
     return result.hint

@@ -319,6 +319,13 @@ def test_the_reproducer_pipeline_names_the_pass(tmp_path: Path) -> None:
     assert (sig.detail("pass"), sig.detail("pass_source")) == ("tritongpu-coalesce", "reproducer")
     assert sig.detail("stage") == "make_ttgir"
     assert "tritongpu-coalesce" in sig.key
+    # A whole pipeline (the reproducer Triton prints to stderr) does not say which failed.
+    (tmp_path / "k.make_ttgir.repro.mlir").write_text(
+        'pipeline: "builtin.module(tritongpu-coalesce, tritongpu-pipeline{num-stages=3})"'
+    )
+    assert (
+        signature_of("RuntimeError: PassManager::run failed", "", tmp_path).detail("pass") is None
+    )
 
 
 def test_a_pass_named_only_as_x_pass() -> None:
