@@ -240,6 +240,7 @@ _KERNEL_FORMS = (
     re.compile(r"tt\.func (?:public |private )?@(?P<name>\w+)"),
     re.compile(r"operation:\s*@(?P<name>\w+)"),
     re.compile(r"In function: (?P<name>\w+)"),
+    re.compile(r"kernelName: (?P<name>\w+)"),
     re.compile(r"^Name=(?P<name>\w+)", re.MULTILINE),
     re.compile(r"CompilationError: at \d+:\d+:\s*\n\s*def (?P<name>\w+)\("),
     re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\[[^\]\n]*\]\(", re.MULTILINE),
@@ -267,6 +268,19 @@ def stage_of(evidence: Evidence) -> str:
     # The stage whose reproducer holds the one failing pass, else the first reproducer's.
     local = next((st for st, p in evidence.pipelines if st and _pass_from_pipeline(p)), "")
     return local or next(filter(None, map(_reproducer_stage, evidence.reproducers)), "")
+
+
+_BACKEND_FRAME = re.compile(r"triton[\\/]+backends[\\/]+(?P<backend>\w+)[\\/]")
+
+
+def backend_of(evidence: Evidence) -> str:
+    """The Triton backend that compiled: the job's target, else the traceback's frames."""
+    job = evidence.failure.get("job")
+    target = job.get("target") if isinstance(job, Mapping) else None
+    if isinstance(target, Mapping) and isinstance(target.get("backend"), str):
+        return str(target["backend"])
+    found = _last(_BACKEND_FRAME, evidence.text)
+    return found["backend"] if found else ""
 
 
 def kernel_of(evidence: Evidence) -> str:
@@ -471,8 +485,11 @@ def _pass_failure(kind: str, evidence: Evidence) -> Signature:
     # the stage's bare "PassManager::run failed".
     what = " / ".join(p for p in (mlir.diagnostic, mlir.abort) if p)
     if not what:
+        # A bare "PassManager::run failed": which backend's stage is all there is to tell.
         bare = "PassManager::run failed" in evidence.text
         base = "PassManager::run failed" if bare else without_numbers(headline(evidence))
+        backend = backend_of(evidence)
+        base += f" ({backend})" if backend and bare else ""
         what = f"{stage}: {base}" if stage else (base if bare else "")
     wrapper = f"wrapped:{resource.resource}" if resource is not None else ""
     key = _with_fallback(kind, [what, mlir.keyed_pass, mlir.op, kernel, wrapper], evidence)
@@ -725,6 +742,8 @@ def _signal_name(text: str) -> str:
             if named:
                 return named
             continue
+        if groups.get("device"):
+            return f"device fault ({groups['device'].removeprefix('trapType: ')})"
         if groups.get("number"):
             number = int(groups["number"])
             try:

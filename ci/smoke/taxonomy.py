@@ -217,6 +217,8 @@ FRONTEND_FORMS = (
     re.compile(r"Did you forget to add @triton\.jit"),
     re.compile(r"unsupported tensor index"),
     re.compile(r"TypeError: cannot convert .{0,400}? to tensor"),
+    # The JIT reads the kernel's source; a generated kernel may have none.
+    re.compile(r"OSError: could not get source code"),
 )
 
 PASS_FAILURE_FORMS = (
@@ -253,6 +255,8 @@ CRASH_FORMS = (
     re.compile(r"(?P<fatal>[Ss]egmentation fault)"),
     re.compile(r"\((?P<fatal>core dumped)\)"),
     re.compile(r"(?P<stack>Stack dump:|PLEASE submit a bug report)"),
+    # The device faulted in a kernel (a hardware trap, an illegal address).
+    re.compile(r"(?P<device>trapType: [\w ]+|an illegal memory access was encountered)"),
 )
 
 NUMERIC_FORMS = (
