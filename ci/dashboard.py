@@ -28,6 +28,8 @@ from ci.errors import ConfigError
 from ci.history import connect
 from ci.lanes import load_matrix
 from ci.ledger import Ledger, load_ledger
+from ci.smoke.issuedraft import REPORT_NAME
+from ci.triage.irdiff import HTML_NAME
 from ci.verdicts import (
     FixCheck,
     FixStatus,
@@ -497,6 +499,14 @@ def _failure_page(history: History, verdict: Verdict, out: Path) -> str:
             target = os.path.relpath(failure.run_dir / path, page_dir)
             href = "/".join(quote(part) for part in Path(target).as_posix().split("/"))
             links.append(f"<li><a href='{e(href)}'>{e(path)}</a></li>")
+        # The drafted upstream report and the IR diff against the baseline, where triage
+        # wrote them beside the bundle.
+        for name, label in ((REPORT_NAME, "Drafted upstream report"), (HTML_NAME, "IR diff")):
+            for path in failure.artifact_files:
+                if Path(path).name == name:
+                    target = os.path.relpath(failure.run_dir / path, page_dir)
+                    href = "/".join(quote(part) for part in Path(target).as_posix().split("/"))
+                    body.append(f"<p class='triage'><a href='{e(href)}'>{label}</a></p>")
         body.append(
             "<h3>Reproducer files</h3>"
             + (f"<ul>{''.join(links)}</ul>" if links else "<p class='meta'>None recorded.</p>")
