@@ -9,6 +9,8 @@ from pathlib import Path
 from ci import atomic
 from ci.commands.lanes_cmd import matrix_from
 from ci.errors import UsageError
+from ci.smoke.compiler import FAILURE_NAME
+from ci.smoke.triage import draft_report
 from ci.triage.bisect import LocalVenvRunner, bisect, render
 
 
@@ -26,6 +28,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--timeout", type=float, default=None, help="seconds per lane run")
     parser.add_argument("--json", dest="json_out", default=None, help="also write the report here")
+    parser.add_argument(
+        "--artifacts",
+        default=None,
+        help="a triaged failure's artifact folder: redraft its bundle/report.md with the result",
+    )
     parser.set_defaults(handler=_bisect)
 
 
@@ -39,4 +46,9 @@ def _bisect(args: argparse.Namespace) -> int:
     print("\n".join(render(result)))
     if args.json_out:
         atomic.write_text(Path(args.json_out), json.dumps(result.to_json(), indent=2) + "\n")
+    if args.artifacts:
+        artifacts = Path(args.artifacts)
+        if not (artifacts / FAILURE_NAME).is_file():
+            raise UsageError(f"--artifacts: no {FAILURE_NAME} in {artifacts}")
+        print(f"redrafted {draft_report(artifacts, bisection=result.to_json())}")
     return 0

@@ -123,7 +123,7 @@ def draft(
             f"Bisected over the `{bisection.get('family')}` family in release order:"
             f" {bisection.get('verdict', '')}",
             "",
-            *_table([(str(r["lane"]), str(r["outcome"])) for r in bisection.get("results", [])]),
+            *_table([(str(r["lane"]), str(r["outcome"])) for r in bisection.get("lanes", [])]),
             "",
         ]
     else:

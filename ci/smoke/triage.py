@@ -10,9 +10,10 @@ report beside the bundle. Standard library and triton only.
 """
 
 import importlib.util
+import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from ci.smoke import bundle, issuedraft, passdump, probe, taxonomy
 from ci.smoke.compiler import FAILURE_NAME, CompileJob, CompileOutcome
@@ -67,12 +68,29 @@ def triage_compile_failure(
         blocks=job.tunable_blocks,
     )
     probe.record(failure_file, result)
-    signature = signature_of(outcome.message, outcome.summary(), artifacts)
-    issuedraft.write(
-        folder,
+    draft_report(artifacts, outcome.message, outcome.summary(), lane=lane)
+    return result.hint
+
+
+def draft_report(
+    artifacts: Path,
+    message: str = "",
+    text: str = "",
+    lane: Optional[Mapping[str, str]] = None,
+    bisection: Optional[Mapping[str, Any]] = None,
+) -> Path:
+    """(Re)draft ``bundle/report.md`` of a triaged failure from what its artifacts hold.
+
+    Called by triage, and by the controller after a bisection (with its result).
+    """
+    failure_file = artifacts / FAILURE_NAME
+    failure = json.loads(failure_file.read_text(encoding="utf-8")) if failure_file.is_file() else {}
+    signature = signature_of(message, text, artifacts)
+    return issuedraft.write(
+        artifacts / BUNDLE_NAME,
         signature.to_json(),
         lane=lane,
-        hint=result.hint,
-        replay=named.to_json() if named else None,
+        hint=str(failure.get("hint") or ""),
+        replay=failure.get("replay"),
+        bisection=bisection,
     )
-    return result.hint

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ci.cli import main
 from ci.lanes import load_matrix
 from ci.smoke import issuedraft
 from ci.triage import irdiff
@@ -28,13 +29,13 @@ PASS_BUG = FIXTURES / "pass_bug"
 WORK = REPO / ".cache" / "triage"
 
 
-def test_a_regression_shaped_failure_gets_its_ir_diff_and_report(tmp_path: Path) -> None:
+def _python(lane: str) -> Path:
     matrix = load_matrix(FIXTURES / "lanes-ir-diff.toml")
-    runner = LocalVenvRunner(matrix, WORK, FIXTURES / "triton_version_suite")
-    failing_python = runner.environment(matrix.lane("cpu-triton-3.6.0"))
-    baseline_python = runner.environment(matrix.lane("cpu-triton-3.3.1"))
+    return LocalVenvRunner(matrix, WORK, PASS_BUG).environment(matrix.lane(lane))
 
-    artifacts = tmp_path / "artifacts"
+
+def _triage_on_lane(tmp_path: Path, lane: str, artifacts: Path) -> None:
+    """Compile and triage the kernel for sm_100 as the smoke suite does, on ``lane``."""
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
@@ -42,7 +43,7 @@ def test_a_regression_shaped_failure_gets_its_ir_diff_and_report(tmp_path: Path)
         "PYTHONPATH": os.pathsep.join(map(str, (PASS_BUG, REPO))),
     }
     done = subprocess.run(
-        [str(failing_python), str(PASS_BUG / "triage_run.py"), str(artifacts), "cuda"],
+        [str(_python(lane)), str(PASS_BUG / "triage_run.py"), str(artifacts), "cuda"],
         env=env,
         capture_output=True,
         text=True,
@@ -51,6 +52,13 @@ def test_a_regression_shaped_failure_gets_its_ir_diff_and_report(tmp_path: Path)
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1])["status"] == "pass_failure"
+
+
+def test_a_regression_shaped_failure_gets_its_ir_diff_and_report(tmp_path: Path) -> None:
+    baseline_python = _python("cpu-triton-3.3.1")
+
+    artifacts = tmp_path / "artifacts"
+    _triage_on_lane(tmp_path, "cpu-triton-3.6.0", artifacts)
     bundle = artifacts / "bundle"
     assert (bundle / issuedraft.REPORT_NAME).is_file()
 
@@ -71,3 +79,24 @@ def test_a_regression_shaped_failure_gets_its_ir_diff_and_report(tmp_path: Path)
     page = found.page.read_text()
     assert '<table class="diff"' in page and "<script" not in page
     print(f"\nIR diff ({found.stage}): {found.changed_lines} lines differ")
+
+
+def test_the_commands_diff_and_redraft_the_report_with_the_bisection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    artifacts = tmp_path / "artifacts"
+    _triage_on_lane(tmp_path, "cpu-triton-3.6.0", artifacts)
+    lanes = ["--lanes-file", str(FIXTURES / "lanes-ir-diff.toml")]
+    work = ["--work", str(WORK)]
+    irdiff_args = ["irdiff", "--artifacts", str(artifacts), "--lane", "cpu-triton-3.6.0"]
+    assert main([*lanes, *irdiff_args, "--baseline", "cpu-triton-3.3.1", *work]) == 0
+    assert "ttir: " in capsys.readouterr().out
+    assert (artifacts / "bundle" / irdiff.HTML_NAME).is_file()
+
+    test_id = "check_hoist_tmem.py::test_compiles_for_sm100"
+    bisect_args = ["bisect", "--family", "cpu", "--test", test_id, "--suite", str(PASS_BUG)]
+    assert main([*lanes, *bisect_args, *work, "--artifacts", str(artifacts)]) == 0
+    report = (artifacts / "bundle" / issuedraft.REPORT_NAME).read_text()
+    assert "| cpu-triton-3.3.1 | passed |" in report
+    assert "| cpu-triton-3.6.0 | failed |" in report
+    assert "Not bisected yet" not in report

@@ -44,7 +44,7 @@ def test_the_report_has_the_sections_and_facts_of_a_flagtree_issue(tmp_path: Pat
     bisection = {
         "family": "kunlun",
         "verdict": "first bad kunlun-flagtree-0.6.1; first good kunlun-flagtree-0.7.0rc2",
-        "results": [
+        "lanes": [
             {"lane": "kunlun-flagtree-0.6.1", "outcome": "failed"},
             {"lane": "kunlun-flagtree-0.7.0rc2", "outcome": "passed"},
         ],

@@ -1,0 +1,46 @@
+"""``flagci irdiff --artifacts DIR --lane L``: a FlagTree failure's IR against its baseline lane."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ci import environment
+from ci.commands.lanes_cmd import matrix_from
+from ci.errors import UsageError
+from ci.smoke.triage import BUNDLE_NAME
+from ci.triage import irdiff
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "irdiff",
+        help="replay a failed compile's bundle on the baseline lane; diff the last common stage",
+    )
+    parser.add_argument("--artifacts", required=True, help="the failing test's artifact folder")
+    parser.add_argument("--lane", required=True, help="the lane the test failed on")
+    parser.add_argument("--baseline", default=None, help="baseline lane (default: the lane's)")
+    parser.add_argument(
+        "--work", default=".cache/bisect", help="where lane venvs and wheelhouses are kept"
+    )
+    parser.set_defaults(handler=_irdiff)
+
+
+def _irdiff(args: argparse.Namespace) -> int:
+    matrix = matrix_from(args)
+    lane = matrix.lane(args.lane)
+    baseline_name = args.baseline or lane.baseline
+    if not baseline_name:
+        raise UsageError(f"--baseline: lane '{lane.name}' names no baseline lane")
+    baseline = matrix.lane(baseline_name)
+    bundle = Path(args.artifacts).resolve() / BUNDLE_NAME
+    if not (bundle / "spec.json").is_file():
+        raise UsageError(f"--artifacts: no reproducer bundle at {bundle}")
+    work = Path(args.work).resolve()
+    python = environment.prepare(matrix, baseline, work).python
+    found = irdiff.diff_with_baseline(bundle, python, work / "irdiff", lane.name, baseline.name)
+    if found is None:
+        print(f"{bundle}: the two compiles share no stage")
+        return 0
+    print(f"{found.stage}: {found.changed_lines} lines differ: {found.page}")
+    return 0
