@@ -126,7 +126,7 @@ def artifacts(
 
 @pytest.fixture
 def compile_kernel(
-    record_property: Callable[[str, object], None],
+    request: pytest.FixtureRequest, record_property: Callable[[str, object], None]
 ) -> Callable[[CompileJob], CompileOutcome]:
     """Compile in the worker, record the figures as properties, fail with the diagnostics."""
 
@@ -148,10 +148,18 @@ def compile_kernel(
         if not outcome.ok:
             record_property("failure_kind", outcome.status)
             summary = outcome.summary()
-            hint = triage_compile_failure(job, outcome)
-            if hint:
-                record_property("hint", hint)
-                summary += f"\nfallback probe: {hint}"
+            lane = {name: str(value) for name, value in lane_properties()}
+            lane["test"] = request.node.nodeid
+            triaged = triage_compile_failure(job, outcome, lane)
+            if triaged.named_pass:
+                record_property("named_pass", triaged.named_pass)
+                summary += (
+                    f"\npass {triaged.named_pass} named by replay with IR dumps"
+                    " (its input: bundle/pass-input.mlir)"
+                )
+            if triaged.hint:
+                record_property("hint", triaged.hint)
+                summary += f"\nfallback probe: {triaged.hint}"
             pytest.fail(summary, pytrace=False)
         return outcome
 

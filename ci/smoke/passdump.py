@@ -9,19 +9,20 @@ input: the smallest reproducer there is (``triton-opt pass-input.mlir --<argumen
 MLIR also prints ``IR Dump After <Pass> Failed`` where it is asked to; that names the pass
 directly and wins.
 
-Standard library only: part of the lane package, copied into reproducer bundles.
+Standard library only: part of the lane package.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ci.smoke import probe
 
 # What the replay's environment adds to make the pass manager dump.
 DUMP_ENV = {"MLIR_ENABLE_DUMP": "1"}
@@ -124,8 +125,7 @@ def name_by_replay(replay: Path, spec: Path, out: Path, timeout_s: float) -> Nam
     manager does not dump). The dumps are kept in ``out/ir-dumps.log``.
     """
     out.mkdir(parents=True, exist_ok=True)
-    # The replay compiles: an interpreter lane's TRITON_INTERPRET must not reach it.
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | DUMP_ENV
+    env = probe.replay_env() | DUMP_ENV
     log = out / DUMP_LOG
     with log.open("wb") as stderr:
         try:

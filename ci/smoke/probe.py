@@ -96,11 +96,16 @@ def candidates(
 Compile = Callable[[tuple[tuple[str, Any], ...]], Attempt]
 
 
+def replay_env() -> dict[str, str]:
+    """This process's environment for a replay: it compiles, so an interpreter lane's
+    TRITON_INTERPRET must not reach it."""
+    return {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+
+
 def replay_compiler(spec_path: Path, timeout_s: float, out: Path | None = None) -> Compile:
     """Compile one changed config of ``spec_path`` in a fresh process (``replay.py``)."""
 
-    # The replay compiles: an interpreter lane's TRITON_INTERPRET must not reach it.
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env = replay_env()
 
     def attempt(changes: tuple[tuple[str, Any], ...]) -> Attempt:
         folder = Path(tempfile.mkdtemp(prefix="probe-", dir=out))

@@ -13,7 +13,7 @@ import importlib.util
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, NamedTuple, Optional
 
 from ci.smoke import bundle, issuedraft, passdump, probe, taxonomy
 from ci.smoke.compiler import FAILURE_NAME, CompileJob, CompileOutcome
@@ -23,12 +23,17 @@ BUNDLE_NAME = "bundle"
 PASS_REPLAY_NAME = "pass-replay"
 
 
+class Triaged(NamedTuple):
+    hint: str  # the fallback probe's ("" if none was looked for)
+    named_pass: str  # the pass a replay with IR dumps named ("" if none was needed or found)
+
+
 def triage_compile_failure(
     job: CompileJob, outcome: CompileOutcome, lane: Optional[Mapping[str, str]] = None
-) -> str:
-    """Bundle, name the pass, probe and report a failed compile; return the hint ("" if none)."""
+) -> Triaged:
+    """Bundle, name the pass, probe and report a failed compile."""
     if outcome.status not in probe.PROBED:
-        return ""
+        return Triaged("", "")
     artifacts = Path(job.artifacts)
     failure_file = artifacts / FAILURE_NAME
     spec = importlib.util.find_spec(job.module)
@@ -69,7 +74,7 @@ def triage_compile_failure(
     )
     probe.record(failure_file, result)
     draft_report(artifacts, outcome.message, outcome.summary(), lane=lane)
-    return result.hint
+    return Triaged(result.hint, named.pass_name if named else "")
 
 
 def draft_report(

@@ -58,6 +58,7 @@ def test_the_replay_names_the_pass_the_backend_hides(lane_python: Path, tmp_path
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["status"] == "pass_failure"
     assert "uni_sram PassManager::run failed, Required: 0, Hardware limit: 0" in result["message"]
+    assert result["named_pass"] == "TritonGPUHoistTMEMAlloc"
     # What the backend printed names no pass, and it left no reproducer that would.
     assert "HoistTMEMAlloc" not in (artifacts / "compile.log").read_text()
     assert not list(artifacts.glob("*.make_ttgir.repro.mlir"))
