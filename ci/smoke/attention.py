@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ci.smoke.compiler import CompileJob
+from ci.smoke.compiler import CompileJob, divisible_by_16
 from ci.smoke.lane import LaneContext, Target
 
 MODULE = "ci.smoke.kernels.unified_attention"
@@ -126,7 +126,7 @@ def compile_job(
         target=target,
         artifacts=artifacts,
         timeout_s=timeout_s,
-        divisible_by_16=DIVISIBLE_BY_16,
+        attrs=divisible_by_16(DIVISIBLE_BY_16),
         # BLOCK_M is tied to BLOCK_Q and the GQA packing; the KV tile is free to shrink.
         tunable_blocks=("TILE_SIZE",),
     )

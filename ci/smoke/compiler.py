@@ -12,6 +12,7 @@ Standard library only on the parent side; the child imports triton.
 """
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -25,7 +26,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, TextIO, Tuple
+from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from ci.smoke import taxonomy
 from ci.smoke.lane import Target
@@ -48,14 +49,22 @@ class CompileJob:
     target: Target
     artifacts: str
     timeout_s: float
-    # Argument names Triton may assume are 16-byte aligned / divisible by 16.
-    divisible_by_16: Tuple[str, ...] = ()
+    # Per-argument attributes as Triton's JIT sets them at a launch, e.g.
+    # {"x_ptr": [("tt.divisibility", 16), ("tt.pointer_range", 32)]} (see ``tritonapi``).
+    attrs: Dict[str, List[Tuple[str, Any]]] = field(default_factory=dict)
     # Block-size constexprs the fallback probe may shrink after a failure.
     tunable_blocks: Tuple[str, ...] = ()
+    # Stages whose IR a good compile keeps in the artifacts (it keeps none by default).
+    keep_ir: Tuple[str, ...] = ()
+    # Environment the worker sets (where unset) before it first imports ``module``: a real
+    # package decides things at import time (vLLM: whether Triton is usable at all).
+    import_env: Dict[str, str] = field(default_factory=dict)
 
-    def attrs(self) -> Dict[str, List[Tuple[str, Any]]]:
-        """The per-argument attributes the compile source carries (see ``tritonapi``)."""
-        return {name: [("tt.divisibility", 16)] for name in self.divisible_by_16}
+
+def divisible_by_16(names: Sequence[str]) -> Dict[str, List[Tuple[str, Any]]]:
+    """Attrs marking ``names`` divisible by 16, as the JIT does for aligned pointers and
+    integers that are multiples of 16 at a launch."""
+    return {name: [("tt.divisibility", 16)] for name in names}
 
 
 @dataclass
@@ -74,6 +83,8 @@ class CompileOutcome:
     last_stage: Optional[str] = None
     stages: List[str] = field(default_factory=list)
     files: List[str] = field(default_factory=list)
+    # sha256 of the TTGIR text of a good compile: the identity of the variant compiled.
+    ttgir_sha256: Optional[str] = None
     traceback: str = ""
     exit_status: Optional[int] = None
     stderr_tail: str = ""
@@ -146,12 +157,14 @@ class _Prepared:
 
         from ci.smoke import tritonapi
 
+        for name, value in job.import_env.items():
+            os.environ.setdefault(name, value)
         kernel = getattr(importlib.import_module(job.module), job.kernel)
         self.target = tritonapi.gpu_target(
             job.target.backend, job.target.arch, job.target.warp_size
         )
         self.source = tritonapi.ast_source(
-            kernel, job.signature, job.constexprs, job.attrs(), self.target
+            kernel, job.signature, job.constexprs, job.attrs, self.target
         )
         # The backend's own stage order; a backend that cannot be made leaves it empty
         # and triton.compile reports that itself (backend resolution).
@@ -297,8 +310,14 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
         vgpr, vspill = _AMD_VGPR.search(amdgcn), _AMD_SPILL.search(amdgcn)
         registers = int(vgpr.group(1)) if vgpr else None
         spills = int(vspill.group(1)) if vspill else None
-    # A good compile leaves nothing behind: its IR and reproducers (Triton writes one per
-    # stage even on success) are reproducible from the same job.
+    # A good compile leaves nothing behind but the IR the job asks to keep: its IR and
+    # reproducers (Triton writes one per stage even on success) are reproducible from the job.
+    kept = []
+    for stage in job.keep_ir:
+        text = compiled.asm.get(stage)
+        if isinstance(text, str):
+            (artifacts / f"{job.kernel}.{stage}").write_text(text, encoding="utf-8")
+            kept.append(f"{job.kernel}.{stage}")
     shutil.rmtree(artifacts / "triton-cache", ignore_errors=True)
     _drop_reproducers(artifacts)
     outcome = CompileOutcome(
@@ -309,6 +328,8 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
         spills=spills,
         last_stage=facts.binary,
         stages=list(facts.stages),
+        files=kept,
+        ttgir_sha256=_sha256_text(compiled.asm.get("ttgir")),
     )
     if facts.shared is None:
         outcome.shared_note = (
@@ -324,6 +345,10 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
     return outcome
 
 
+def _sha256_text(text: Any) -> Optional[str]:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest() if isinstance(text, str) else None
+
+
 def _serve() -> None:
     """Child main loop: one JSON job in, a phase line and one JSON outcome out, until EOF."""
     protocol = os.fdopen(os.dup(1), "w")
@@ -332,8 +357,11 @@ def _serve() -> None:
         try:
             raw = json.loads(line)
             raw["target"] = Target(**raw["target"])
-            raw["divisible_by_16"] = tuple(raw.get("divisible_by_16", ()))
+            raw["attrs"] = {
+                name: [tuple(pair) for pair in pairs] for name, pairs in raw["attrs"].items()
+            }
             raw["tunable_blocks"] = tuple(raw.get("tunable_blocks", ()))
+            raw["keep_ir"] = tuple(raw.get("keep_ir", ()))
             job = CompileJob(**raw)
         except Exception as exc:
             outcome = _harness_error(f"reading the compile job: {type(exc).__name__}: {exc}")

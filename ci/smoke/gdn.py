@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
-from ci.smoke.compiler import CompileJob
+from ci.smoke.compiler import CompileJob, divisible_by_16
 from ci.smoke.lane import LaneContext, Target
 
 MODULE = "ci.smoke.kernels.gdn_post_conv"
@@ -131,7 +131,7 @@ def compile_job(config: GdnConfig, target: Target, artifacts: str, timeout_s: fl
         target=target,
         artifacts=artifacts,
         timeout_s=timeout_s,
-        divisible_by_16=POINTER_ARGS,
+        attrs=divisible_by_16(POINTER_ARGS),
         tunable_blocks=("BLOCK_T",),
     )
 

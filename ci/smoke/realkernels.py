@@ -1,0 +1,166 @@
+"""The real-kernel corpus: what vLLM's and FlagGems' own launchers hand Triton's JIT.
+
+The smoke suite's side of the capture (``ci.smoke.capture`` runs in a process of its own):
+one capture per corpus and FlagGems vendor, at collection time; its document is kept in the
+artifacts (``capture-<corpus>.json``); each captured launch becomes a compile job for the
+target it was bound for, with the JIT's own signature, constexprs, attrs and options.
+Standard library only.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from ci.smoke.compiler import CompileJob
+from ci.smoke.lane import LaneContext, Target
+
+CAPTURE_TIMEOUT_S = 900
+
+
+class CaptureError(RuntimeError):
+    """The capture process itself failed (not one scenario): the package does not import."""
+
+
+@dataclass(frozen=True)
+class RealLaunch:
+    """One JIT launch of a real kernel, as captured for one target."""
+
+    source: str  # "vllm 0.24.0"
+    scenario: str
+    target: str  # the target's label
+    kernel: str
+    module: str
+    signature: Dict[str, str]
+    constexprs: Dict[str, Any]
+    attrs: Dict[str, List[Tuple[str, Any]]]
+    options: Dict[str, Any]
+    import_env: Dict[str, str] = field(default_factory=dict)
+    # Where the scenario's launcher failed before any launch: the traceback.
+    error: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.scenario}-{self.kernel}" if self.kernel else self.scenario
+
+
+def vendor_groups(corpus: str, lane: LaneContext) -> Dict[str, List[Target]]:
+    """Targets by the vendor the package selects for them ("" where it selects none)."""
+    from importlib import import_module
+
+    from ci.smoke.capture import CORPORA
+
+    module = import_module(CORPORA[corpus])
+    groups: Dict[str, List[Target]] = {}
+    for target in lane.targets:
+        groups.setdefault(module.vendor(lane.vendor, target.backend) or "", []).append(target)
+    return groups
+
+
+def capture(corpus: str, lane: LaneContext, keep: Optional[Path] = None) -> List[RealLaunch]:
+    """Run the capture for every target of ``lane``; raise CaptureError if it broke."""
+    from importlib import import_module
+
+    from ci.smoke.capture import CORPORA
+
+    module = import_module(CORPORA[corpus])
+    launches: List[RealLaunch] = []
+    documents = []
+    for vendor, targets in vendor_groups(corpus, lane).items():
+        env = dict(os.environ)
+        env.pop("TRITON_INTERPRET", None)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        env.update(module.vendor_env(vendor) if vendor else {})
+        with tempfile.TemporaryDirectory(prefix="flagci-capture-") as tmp:
+            request = Path(tmp) / "request.json"
+            out = Path(tmp) / "capture.json"
+            request.write_text(
+                json.dumps(
+                    {"targets": [{**t.__dict__, "label": t.label} for t in targets]},
+                ),
+                encoding="utf-8",
+            )
+            try:
+                done = subprocess.run(
+                    [sys.executable, "-m", "ci.smoke.capture", corpus, str(request), str(out)],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=CAPTURE_TIMEOUT_S,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                raise CaptureError(
+                    f"capturing the {corpus} corpus took over {CAPTURE_TIMEOUT_S} s"
+                ) from None
+            if done.returncode != 0 or not out.exists():
+                tail = "\n".join(done.stderr.strip().splitlines()[-40:])
+                raise CaptureError(
+                    f"capturing the {corpus} corpus failed (exit status {done.returncode})"
+                    f"{' for vendor ' + vendor if vendor else ''}:\n{tail}"
+                )
+            document = json.loads(out.read_text(encoding="utf-8"))
+        document["vendor"] = vendor
+        documents.append(document)
+        launches.extend(_launches(document))
+    if keep is not None:
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        keep.write_text(json.dumps(documents, indent=1), encoding="utf-8")
+    return launches
+
+
+def _launches(document: Dict[str, Any]) -> List[RealLaunch]:
+    source = f"{document['package']} {document['version']}".strip()
+    found = []
+    for entry in document["results"]:
+        common = {"source": source, "scenario": entry["scenario"], "target": entry["target"]}
+        if "error" in entry:
+            found.append(
+                RealLaunch(
+                    **common,
+                    kernel="",
+                    module="",
+                    signature={},
+                    constexprs={},
+                    attrs={},
+                    options={},
+                    error=entry["traceback"],
+                )
+            )
+            continue
+        for launch in entry["launches"]:
+            found.append(
+                RealLaunch(
+                    **common,
+                    kernel=launch["kernel"],
+                    module=launch["module"],
+                    signature=launch["signature"],
+                    constexprs=launch["constexprs"],
+                    attrs={k: [tuple(p) for p in v] for k, v in launch["attrs"].items()},
+                    options=launch["options"],
+                    import_env=document["import_env"],
+                )
+            )
+    return found
+
+
+def compile_job(
+    launch: RealLaunch, target: Target, artifacts: str, timeout_s: float, keep_ir: Tuple[str, ...]
+) -> CompileJob:
+    return CompileJob(
+        module=launch.module,
+        kernel=launch.kernel,
+        signature=dict(launch.signature),
+        constexprs=dict(launch.constexprs),
+        options=dict(launch.options),
+        target=target,
+        artifacts=artifacts,
+        timeout_s=timeout_s,
+        attrs={k: list(v) for k, v in launch.attrs.items()},
+        keep_ir=keep_ir,
+        import_env=dict(launch.import_env),
+    )
