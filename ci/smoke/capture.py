@@ -14,6 +14,7 @@ time (vLLM whether Triton is usable, FlagGems which vendor's kernels it loads).
 """
 
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -30,6 +31,22 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (bool, int, float, str)) or value is None:
         return int(value) if isinstance(value, int) and not isinstance(value, bool) else value
     raise TypeError(f"constexpr value {value!r} ({type(value).__name__}) has no JSON form")
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _distinct(launches: List[Any]) -> List[Any]:
+    """Each specialisation once: an autotuner launches its best config a second time."""
+    seen: List[Any] = []
+    for launch in launches:
+        if launch not in seen:
+            seen.append(launch)
+    return seen
 
 
 def capture(corpus_name: str, request: Dict[str, Any]) -> Dict[str, Any]:
@@ -59,8 +76,10 @@ def capture(corpus_name: str, request: Dict[str, Any]) -> Dict[str, Any]:
                         "constexprs": {k: _jsonable(v) for k, v in launch.constexprs.items()},
                         "attrs": {k: [list(p) for p in v] for k, v in launch.attrs.items()},
                         "options": launch.options,
+                        # A module not importable by name is loaded from its file.
+                        "module_file": "" if _importable(launch.module) else launch.file,
                     }
-                    for launch in found
+                    for launch in _distinct(found)
                 ]
             except Exception as exc:
                 entry["error"] = f"{type(exc).__name__}: {exc}"

@@ -12,7 +12,6 @@ Standard library only on the parent side; the child imports triton.
 """
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -59,6 +58,8 @@ class CompileJob:
     # Environment the worker sets (where unset) before it first imports ``module``: a real
     # package decides things at import time (vLLM: whether Triton is usable at all).
     import_env: Dict[str, str] = field(default_factory=dict)
+    # The module's file, where it is not importable by name (generated kernels).
+    module_file: str = ""
 
 
 def divisible_by_16(names: Sequence[str]) -> Dict[str, List[Tuple[str, Any]]]:
@@ -83,7 +84,7 @@ class CompileOutcome:
     last_stage: Optional[str] = None
     stages: List[str] = field(default_factory=list)
     files: List[str] = field(default_factory=list)
-    # sha256 of the TTGIR text of a good compile: the identity of the variant compiled.
+    # The TTGIR's identity (``tritonapi.ir_identity``) of a good compile: the variant compiled.
     ttgir_sha256: Optional[str] = None
     traceback: str = ""
     exit_status: Optional[int] = None
@@ -153,13 +154,13 @@ class _Prepared:
     """A job made ready to compile: every use of Triton's API before ``triton.compile``."""
 
     def __init__(self, job: CompileJob) -> None:
-        import importlib
-
         from ci.smoke import tritonapi
 
         for name, value in job.import_env.items():
             os.environ.setdefault(name, value)
-        kernel = getattr(importlib.import_module(job.module), job.kernel)
+        kernel = tritonapi.jit_function(
+            getattr(_load_module(job.module, job.module_file), job.kernel)
+        )
         self.target = tritonapi.gpu_target(
             job.target.backend, job.target.arch, job.target.warp_size
         )
@@ -172,6 +173,23 @@ class _Prepared:
             self.stages: Tuple[str, ...] = tritonapi.stage_names(self.target, job.options)
         except RuntimeError:
             self.stages = ()
+
+
+def _load_module(name: str, file: str) -> Any:
+    import importlib
+    import importlib.util
+
+    if not file:
+        return importlib.import_module(name)
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{file}: not a Python source file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _stage_files(cache: Path, stages: Tuple[str, ...]) -> List[Path]:
@@ -305,6 +323,7 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
         registers = int(match.group("regs"))
         spill = _PTXAS_SPILL.search(log)
         spills = int(spill.group("stores")) + int(spill.group("loads")) if spill else None
+    ttgir = compiled.asm.get("ttgir")
     amdgcn = compiled.asm.get("amdgcn")
     if isinstance(amdgcn, str):
         vgpr, vspill = _AMD_VGPR.search(amdgcn), _AMD_SPILL.search(amdgcn)
@@ -329,7 +348,7 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
         last_stage=facts.binary,
         stages=list(facts.stages),
         files=kept,
-        ttgir_sha256=_sha256_text(compiled.asm.get("ttgir")),
+        ttgir_sha256=tritonapi.ir_identity(ttgir) if isinstance(ttgir, str) else None,
     )
     if facts.shared is None:
         outcome.shared_note = (
@@ -343,10 +362,6 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
     else:
         (artifacts / LOG_NAME).unlink(missing_ok=True)
     return outcome
-
-
-def _sha256_text(text: Any) -> Optional[str]:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest() if isinstance(text, str) else None
 
 
 def _serve() -> None:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from ci.smoke.compiler import CompileJob
 from ci.smoke.lane import LaneContext, Target
@@ -40,6 +40,7 @@ class RealLaunch:
     attrs: Dict[str, List[Tuple[str, Any]]]
     options: Dict[str, Any]
     import_env: Dict[str, str] = field(default_factory=dict)
+    module_file: str = ""
     # Where the scenario's launcher failed before any launch: the traceback.
     error: str = ""
 
@@ -61,8 +62,9 @@ def vendor_groups(corpus: str, lane: LaneContext) -> Dict[str, List[Target]]:
     return groups
 
 
-def capture(corpus: str, lane: LaneContext, keep: Optional[Path] = None) -> List[RealLaunch]:
-    """Run the capture for every target of ``lane``; raise CaptureError if it broke."""
+def capture(corpus: str, lane: LaneContext, work: Path) -> List[RealLaunch]:
+    """Run the capture for every target of ``lane``; raise CaptureError if it broke. The
+    capture's document is kept in ``work`` as ``capture-<corpus>.json``."""
     from importlib import import_module
 
     from ci.smoke.capture import CORPORA
@@ -74,7 +76,7 @@ def capture(corpus: str, lane: LaneContext, keep: Optional[Path] = None) -> List
         env = dict(os.environ)
         env.pop("TRITON_INTERPRET", None)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        env.update(module.vendor_env(vendor) if vendor else {})
+        env.update(module.vendor_env(vendor, work.resolve()) if vendor else {})
         with tempfile.TemporaryDirectory(prefix="flagci-capture-") as tmp:
             request = Path(tmp) / "request.json"
             out = Path(tmp) / "capture.json"
@@ -107,9 +109,8 @@ def capture(corpus: str, lane: LaneContext, keep: Optional[Path] = None) -> List
         document["vendor"] = vendor
         documents.append(document)
         launches.extend(_launches(document))
-    if keep is not None:
-        keep.parent.mkdir(parents=True, exist_ok=True)
-        keep.write_text(json.dumps(documents, indent=1), encoding="utf-8")
+    work.mkdir(parents=True, exist_ok=True)
+    (work / f"capture-{corpus}.json").write_text(json.dumps(documents, indent=1), "utf-8")
     return launches
 
 
@@ -143,6 +144,7 @@ def _launches(document: Dict[str, Any]) -> List[RealLaunch]:
                     attrs={k: [tuple(p) for p in v] for k, v in launch["attrs"].items()},
                     options=launch["options"],
                     import_env=document["import_env"],
+                    module_file=launch["module_file"],
                 )
             )
     return found
@@ -163,4 +165,16 @@ def compile_job(
         attrs={k: list(v) for k, v in launch.attrs.items()},
         keep_ir=keep_ir,
         import_env=dict(launch.import_env),
+        module_file=launch.module_file,
     )
+
+
+def collect(corpus: str, group: str, lane: LaneContext, work: Path) -> Tuple[List[RealLaunch], str]:
+    """At collection: the corpus's launches, or the capture's error ("" when it ran); nothing
+    where the lane does not run ``group``."""
+    if not lane.runs(group):
+        return [], ""
+    try:
+        return capture(corpus, lane, work), ""
+    except CaptureError as err:
+        return [], str(err)

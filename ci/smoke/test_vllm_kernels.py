@@ -2,13 +2,19 @@
 ``_fused_post_conv_kernel``) from the installed vllm: every launch its launchers make in the
 scenarios of ``vllm_corpus``, captured for each target of the lane and compiled there."""
 
+import dataclasses
+import importlib.util
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable
 
 import pytest
 
-from ci.smoke import realkernels, taxonomy
+from ci.smoke import bundle, realkernels, taxonomy
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compiler import CompileJob, CompileOutcome
 from ci.smoke.lane import LaneContext, Target, current_context
@@ -20,17 +26,7 @@ CONTEXT = current_context()
 ATTENTION_FILES = ("triton_unified_attention.py", "triton_attention_helpers.py")
 
 
-def _collect() -> "tuple[List[realkernels.RealLaunch], str]":
-    if not CONTEXT.runs(GROUP):
-        return [], ""
-    try:
-        keep = artifacts_root() / "capture-vllm.json"
-        return realkernels.capture("vllm", CONTEXT, keep=keep), ""
-    except realkernels.CaptureError as err:
-        return [], str(err)
-
-
-LAUNCHES, CAPTURE_ERROR = _collect()
+LAUNCHES, CAPTURE_ERROR = realkernels.collect("vllm", GROUP, CONTEXT, artifacts_root())
 TARGETS = {t.label: t for t in CONTEXT.targets}
 
 
@@ -79,3 +75,92 @@ def test_compile(
         record_property("ttgir_files", ",".join(files))
         missing = [f for f in ATTENTION_FILES if f not in files]
         assert not missing, f"the TTGIR has no location in vLLM's {missing} (it has {files})"
+
+
+# The launch the identity tests compile: the 3D decode kernel, on the lane's first target.
+IDENTITY_SCENARIO = "decode-hd128-gqa8"
+# A captured attr the tests drop: the KV cache's page stride, divisible by 16 at every launch.
+DROPPED_ATTR = "stride_k_cache_0"
+
+
+def _identity_launch() -> realkernels.RealLaunch:
+    first = CONTEXT.targets[0].label
+    for real in LAUNCHES:
+        if (real.target, real.scenario, real.kernel) == (
+            first,
+            IDENTITY_SCENARIO,
+            "kernel_unified_attention",
+        ):
+            return real
+    pytest.fail(f"no capture of {IDENTITY_SCENARIO} for {first}: {CAPTURE_ERROR}", pytrace=False)
+    raise AssertionError("unreachable")
+
+
+def test_dropping_a_captured_attr_changes_the_compile(
+    lane: LaneContext,
+    artifacts: Path,
+    compile_kernel: Callable[[CompileJob], CompileOutcome],
+) -> None:
+    """The captured attrs reach the compile: without one of them, another variant compiles."""
+    real = _identity_launch()
+    target = TARGETS[real.target]
+    assert ("tt.divisibility", 16) in real.attrs[DROPPED_ATTR]
+    job = realkernels.compile_job(
+        real, target, str(artifacts / "captured"), compile_timeout_s(lane), ()
+    )
+    dropped = {k: v for k, v in job.attrs.items() if k != DROPPED_ATTR}
+    full = compile_kernel(job)
+    without = compile_kernel(
+        dataclasses.replace(job, attrs=dropped, artifacts=str(artifacts / "dropped"))
+    )
+    assert full.ttgir_sha256 and without.ttgir_sha256
+    assert full.ttgir_sha256 != without.ttgir_sha256, (
+        f"dropping {DROPPED_ATTR}'s attrs compiled the same TTGIR"
+    )
+
+
+def test_bundle_replays_the_variant_the_test_compiled(
+    lane: LaneContext,
+    artifacts: Path,
+    record_property: RecordProperty,
+    compile_kernel: Callable[[CompileJob], CompileOutcome],
+) -> None:
+    """A reproducer bundle written from a compile job replays to the same TTGIR (identity
+    without source locations: the bundle's copy of vLLM's file lies elsewhere)."""
+    real = _identity_launch()
+    target = TARGETS[real.target]
+    job = realkernels.compile_job(
+        real, target, str(artifacts / "test"), compile_timeout_s(lane), ()
+    )
+    compiled = compile_kernel(job)
+    spec = importlib.util.find_spec(job.module)
+    assert spec is not None and spec.origin is not None
+    folder = bundle.write(
+        artifacts / "bundle",
+        bundle.CompileSpec(
+            source=Path(spec.origin),
+            function=job.kernel,
+            signature=job.signature,
+            constexprs=job.constexprs,
+            attrs=job.attrs,
+            options=job.options,
+            target=dataclasses.asdict(target),
+        ),
+        "written by the bundle identity test",
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.update(job.import_env)
+    out = artifacts / "replay"
+    done = subprocess.run(
+        [sys.executable, "replay.py", "--out", str(out)],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=compile_timeout_s(lane),
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    replayed = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    record_property("replay_ttgir_sha256", replayed["ttgir_sha256"])
+    assert replayed["ttgir_sha256"] == compiled.ttgir_sha256

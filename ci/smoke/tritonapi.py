@@ -15,7 +15,9 @@ Standard library only at import time; triton is imported when a function needs i
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,12 +196,22 @@ class CapturedLaunch:
     constexprs: dict[str, Any]
     attrs: dict[str, list[tuple[str, Any]]]
     options: dict[str, Any] = field(default_factory=dict)  # options the launch passed
+    file: str = ""  # the kernel's source file (FlagGems generates some into its cache)
 
 
 def _jit_class() -> Any:
     from triton.runtime.jit import JITFunction
 
     return JITFunction
+
+
+def jit_function(obj: Any) -> Any:
+    """The ``JITFunction`` under launch wrappers (autotuners, heuristics, FlagGems' LibEntry),
+    each of which keeps the function it wraps as ``fn``."""
+    jit = _jit_class()
+    while not isinstance(obj, jit) and hasattr(obj, "fn"):
+        obj = obj.fn
+    return obj
 
 
 def _bind(fn: Any, backend: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CapturedLaunch:
@@ -229,6 +241,7 @@ def _bind(fn: Any, backend: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         constexprs=constexprs,
         attrs=attrs,
         options=launch_options,
+        file=inspect.getsourcefile(fn.fn) or "",
     )
 
 
@@ -296,3 +309,14 @@ def active_driver_count() -> int:
     from triton.backends import backends
 
     return sum(1 for b in backends.values() if b.driver is not None and b.driver.is_active())
+
+
+_LOC_DEFINITION = re.compile(r"^#loc[0-9]* = .*$", re.MULTILINE)
+_LOC_USE = re.compile(r" loc\(#loc[0-9]*\)")
+
+
+def ir_identity(text: str) -> str:
+    """sha256 of an IR text without its source locations: the identity of the variant
+    compiled, the same for a bundle's copy of the kernel's file as for the original."""
+    bare = _LOC_USE.sub("", _LOC_DEFINITION.sub("", text))
+    return hashlib.sha256(bare.encode("utf-8")).hexdigest()
