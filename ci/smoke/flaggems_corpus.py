@@ -93,10 +93,13 @@ def context(target: Any) -> Iterator[None]:
     from flag_gems.utils.libentry import LibEntry
 
     device_fn = runtime.torch_device_fn
-    # Every target's capture is a first launch: autotuners forget what an earlier target's
-    # capture "benchmarked", so that each benchmarks (launches) every config again.
+    # Every target's capture is a first launch: Triton's autotuners forget what an earlier
+    # target's capture "benchmarked", so that each benchmarks (launches) every config again.
+    # FlagGems' LibTuner keeps its picks in its own database (a ConfigCache, in memory here):
+    # later targets of one vendor reuse the first target's pick there.
     for tuner in (o for o in gc.get_objects() if isinstance(o, triton.runtime.Autotuner)):
-        tuner.cache.clear()
+        if isinstance(tuner.cache, dict):
+            tuner.cache.clear()
     with contextlib.ExitStack() as stack:
         stack.enter_context(_patched(device_fn, "device", _NoDevice))
         stack.enter_context(_patched(device_fn, "current_device", lambda: 0))

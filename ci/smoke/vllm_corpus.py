@@ -172,10 +172,18 @@ def run_gdn(s: GdnScenario) -> None:
     )
 
 
+def has_fp8e4nv(target: Any) -> bool:
+    """Triton has e4m3 (``fp8e4nv``) on NVIDIA from sm_89 on ("type fp8e4nv not supported in
+    this architecture" before): FP8 KV caches are no scenario of older GPUs."""
+    return target.backend != "cuda" or not isinstance(target.arch, int) or target.arch >= 89
+
+
 def scenarios(target: Any) -> List[Tuple[str, Callable[[], None]]]:
     """(scenario name, the call of vLLM's launcher) for every scenario."""
     found: List[Tuple[str, Callable[[], None]]] = []
     for a in ATTENTION_SCENARIOS:
+        if a.fp8_kv and not has_fp8e4nv(target):
+            continue
         found.append((a.name, functools.partial(run_attention, a)))
     for g in GDN_SCENARIOS:
         found.append((g.name, functools.partial(run_gdn, g)))
