@@ -13,8 +13,8 @@ A process of its own, because the kernels must be imported without ``TRITON_INTE
 time (vLLM whether Triton is usable, FlagGems which vendor's kernels it loads).
 """
 
+import dataclasses
 import importlib
-import importlib.util
 import json
 import os
 import sys
@@ -33,20 +33,17 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"constexpr value {value!r} ({type(value).__name__}) has no JSON form")
 
 
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def _distinct(launches: List[Any]) -> List[Any]:
-    """Each specialisation once: an autotuner launches its best config a second time."""
+    """Each specialisation once (the first launch of it, with its tags): an autotuner
+    launches its best config a second time."""
     seen: List[Any] = []
+    kept: List[Any] = []
     for launch in launches:
-        if launch not in seen:
-            seen.append(launch)
-    return seen
+        bare = dataclasses.replace(launch, tags={})
+        if bare not in seen:
+            seen.append(bare)
+            kept.append(launch)
+    return kept
 
 
 def capture(corpus_name: str, request: Dict[str, Any]) -> Dict[str, Any]:
@@ -66,7 +63,10 @@ def capture(corpus_name: str, request: Dict[str, Any]) -> Dict[str, Any]:
         for scenario, call in corpus.scenarios(target):
             entry: Dict[str, Any] = {"target": raw["label"], "scenario": scenario}
             try:
-                with corpus.context(target), tritonapi.captured_launches(target) as found:
+                with (
+                    corpus.context(target),
+                    tritonapi.captured_launches(target, corpus.launch_tags) as found,
+                ):
                     call()
                 entry["launches"] = [
                     {
@@ -76,8 +76,8 @@ def capture(corpus_name: str, request: Dict[str, Any]) -> Dict[str, Any]:
                         "constexprs": {k: _jsonable(v) for k, v in launch.constexprs.items()},
                         "attrs": {k: [list(p) for p in v] for k, v in launch.attrs.items()},
                         "options": launch.options,
-                        # A module not importable by name is loaded from its file.
-                        "module_file": "" if _importable(launch.module) else launch.file,
+                        "module_file": launch.file,
+                        "tags": launch.tags,
                     }
                     for launch in _distinct(found)
                 ]

@@ -58,7 +58,8 @@ class CompileJob:
     # Environment the worker sets (where unset) before it first imports ``module``: a real
     # package decides things at import time (vLLM: whether Triton is usable at all).
     import_env: Dict[str, str] = field(default_factory=dict)
-    # The module's file, where it is not importable by name (generated kernels).
+    # The module's source file: loaded from there where the module is not importable by
+    # name (FlagGems' generated kernels); what a reproducer bundle copies.
     module_file: str = ""
 
 
@@ -179,10 +180,10 @@ def _load_module(name: str, file: str) -> Any:
     import importlib
     import importlib.util
 
-    if not file:
-        return importlib.import_module(name)
     if name in sys.modules:
         return sys.modules[name]
+    if not file or importlib.util.find_spec(name) is not None:
+        return importlib.import_module(name)
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
         raise ImportError(f"{file}: not a Python source file")

@@ -127,7 +127,8 @@ def compile_kernel(
 ) -> Callable[[CompileJob], CompileOutcome]:
     """Compile in the worker, record the figures as properties, fail with the diagnostics."""
 
-    def run(job: CompileJob) -> CompileOutcome:
+    def run(job: CompileJob, accepted: Tuple[str, ...] = ()) -> CompileOutcome:
+        """``accepted``: failure kinds that are this job's expected outcome (recorded)."""
         record_property("backend", job.target.backend)
         record_property("target", job.target.label)
         outcome = _WORKER.compile(job)
@@ -144,7 +145,10 @@ def compile_kernel(
             record_property("ttgir_sha256", outcome.ttgir_sha256)
         if outcome.ok and outcome.message:
             record_property("compile_note", outcome.message)
-        if not outcome.ok:
+        if not outcome.ok and outcome.status in accepted:
+            record_property("accepted_failure", outcome.status)
+            record_property("accepted_message", outcome.message)
+        elif not outcome.ok:
             record_property("failure_kind", outcome.status)
             summary = outcome.summary()
             hint = triage_compile_failure(job, outcome)

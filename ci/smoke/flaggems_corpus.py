@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from ci.smoke.realkernels import AUTOTUNE_CANDIDATE
+
 SOURCE_PACKAGE = "flag-gems"
 # FlagGems' vendor names for a lane's vendor and a target's backend.
 VENDORS: Dict[Tuple[str, str], str] = {
@@ -81,9 +83,21 @@ def _patched(owner: Any, name: str, value: Any) -> Iterator[None]:
         setattr(owner, name, saved)
 
 
+# True while an autotuner "benchmarks" a config: its launches are autotune candidates.
+_benchmarking = [False]
+
+
 def _bench_by_launching(self: Any, *args: Any, config: Any, **meta: Any) -> List[float]:
-    self.fn.run(*args, **dict(meta, **config.all_kwargs()))
+    _benchmarking[0] = True
+    try:
+        self.fn.run(*args, **dict(meta, **config.all_kwargs()))
+    finally:
+        _benchmarking[0] = False
     return [1.0, 1.0, 1.0]
+
+
+def launch_tags() -> Dict[str, Any]:
+    return {AUTOTUNE_CANDIDATE: True} if _benchmarking[0] else {}
 
 
 @contextlib.contextmanager

@@ -20,6 +20,8 @@ from ci.smoke.compiler import CompileJob
 from ci.smoke.lane import LaneContext, Target
 
 CAPTURE_TIMEOUT_S = 900
+# The launch tag a corpus sets on launches of an autotuner's benchmark.
+AUTOTUNE_CANDIDATE = "autotune_candidate"
 
 
 class CaptureError(RuntimeError):
@@ -41,6 +43,9 @@ class RealLaunch:
     options: Dict[str, Any]
     import_env: Dict[str, str] = field(default_factory=dict)
     module_file: str = ""
+    # Launched by an autotuner's benchmark: one config of several, which Triton's autotuner
+    # drops at launch where it runs out of resources.
+    autotune_candidate: bool = False
     # Where the scenario's launcher failed before any launch: the traceback.
     error: str = ""
 
@@ -145,6 +150,7 @@ def _launches(document: Dict[str, Any]) -> List[RealLaunch]:
                     options=launch["options"],
                     import_env=document["import_env"],
                     module_file=launch["module_file"],
+                    autotune_candidate=bool(launch["tags"].get(AUTOTUNE_CANDIDATE)),
                 )
             )
     return found

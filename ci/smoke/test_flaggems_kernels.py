@@ -9,7 +9,7 @@ import pytest
 
 from ci.smoke import realkernels, taxonomy
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
-from ci.smoke.compiler import CompileJob, CompileOutcome
+from ci.smoke.compiler import CompileOutcome
 from ci.smoke.lane import LaneContext, current_context
 
 GROUP = "flaggems_kernels"
@@ -50,7 +50,7 @@ def test_compile(
     launch: realkernels.RealLaunch,
     artifacts: Path,
     record_property: RecordProperty,
-    compile_kernel: Callable[[CompileJob], CompileOutcome],
+    compile_kernel: Callable[..., CompileOutcome],
 ) -> None:
     if launch.error:
         fail_with(
@@ -59,6 +59,11 @@ def test_compile(
             record_property,
         )
     target = TARGETS[launch.target]
-    compile_kernel(
-        realkernels.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), ())
-    )
+    job = realkernels.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), ())
+    if launch.autotune_candidate:
+        record_property("autotune_candidate", "yes")
+        # Triton's autotuner times a config that runs out of resources as infinitely slow
+        # and launches another: such a config is no failure of the stack.
+        compile_kernel(job, accepted=(taxonomy.OUT_OF_RESOURCES,))
+    else:
+        compile_kernel(job)

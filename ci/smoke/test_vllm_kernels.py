@@ -3,7 +3,6 @@
 scenarios of ``vllm_corpus``, captured for each target of the lane and compiled there."""
 
 import dataclasses
-import importlib.util
 import json
 import os
 import re
@@ -14,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from ci.smoke import bundle, realkernels, taxonomy
+from ci.smoke import bundle, realkernels, taxonomy, triage
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compiler import CompileJob, CompileOutcome
 from ci.smoke.lane import LaneContext, Target, current_context
@@ -133,12 +132,10 @@ def test_bundle_replays_the_variant_the_test_compiled(
         real, target, str(artifacts / "test"), compile_timeout_s(lane), ()
     )
     compiled = compile_kernel(job)
-    spec = importlib.util.find_spec(job.module)
-    assert spec is not None and spec.origin is not None
     folder = bundle.write(
         artifacts / "bundle",
         bundle.CompileSpec(
-            source=Path(spec.origin),
+            source=triage.source_file(job),
             function=job.kernel,
             signature=job.signature,
             constexprs=job.constexprs,

@@ -16,17 +16,25 @@ from ci.smoke.compiler import FAILURE_NAME, CompileJob, CompileOutcome
 BUNDLE_NAME = "bundle"
 
 
+def source_file(job: CompileJob) -> Path:
+    """The kernel's source file: the job's own where it has one (real kernels: finding the
+    module by name would import its package in the suite's process), else the module's."""
+    if job.module_file:
+        return Path(job.module_file)
+    spec = importlib.util.find_spec(job.module)
+    assert spec is not None and spec.origin is not None, job.module
+    return Path(spec.origin)
+
+
 def triage_compile_failure(job: CompileJob, outcome: CompileOutcome) -> str:
     """Bundle and probe a failed compile; return the hint ("" if none was looked for)."""
     if outcome.status not in probe.PROBED:
         return ""
     artifacts = Path(job.artifacts)
-    spec = importlib.util.find_spec(job.module)
-    assert spec is not None and spec.origin is not None, job.module
     folder = bundle.write(
         artifacts / BUNDLE_NAME,
         bundle.CompileSpec(
-            source=Path(spec.origin),
+            source=source_file(job),
             function=job.kernel,
             signature=job.signature,
             constexprs=job.constexprs,

@@ -15,10 +15,11 @@ Standard library only at import time; triton is imported when a function needs i
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import inspect
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,6 +198,8 @@ class CapturedLaunch:
     attrs: dict[str, list[tuple[str, Any]]]
     options: dict[str, Any] = field(default_factory=dict)  # options the launch passed
     file: str = ""  # the kernel's source file (FlagGems generates some into its cache)
+    # What the package was doing when it launched (the capture's ``tags`` callback).
+    tags: dict[str, Any] = field(default_factory=dict)
 
 
 def _jit_class() -> Any:
@@ -286,16 +289,20 @@ def _bind_32(
 
 
 @contextlib.contextmanager
-def captured_launches(target: Any) -> Iterator[list[CapturedLaunch]]:
+def captured_launches(
+    target: Any, tags: Callable[[], dict[str, Any]] | None = None
+) -> Iterator[list[CapturedLaunch]]:
     """Within the block, every ``kernel[grid](...)`` launch is bound for ``target``'s backend
-    and recorded in the yielded list instead of compiling or running."""
+    and recorded in the yielded list instead of compiling or running; ``tags()``, called at
+    each launch, says what the caller was doing then."""
     jit = _jit_class()
     backend = make_backend(target)
     found: list[CapturedLaunch] = []
     original = jit.run
 
     def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> None:
-        found.append(_bind(self, backend, args, kwargs))
+        launch = _bind(self, backend, args, kwargs)
+        found.append(dataclasses.replace(launch, tags=tags()) if tags else launch)
 
     jit.run = run
     try:

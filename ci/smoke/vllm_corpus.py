@@ -190,6 +190,11 @@ def scenarios(target: Any) -> List[Tuple[str, Callable[[], None]]]:
     return found
 
 
+def launch_tags() -> Dict[str, Any]:
+    """vLLM's launchers launch each kernel once: nothing to tell apart."""
+    return {}
+
+
 def context(target: Any) -> "contextlib.AbstractContextManager[None]":
     return target_platform(target)
 

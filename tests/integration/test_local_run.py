@@ -75,6 +75,10 @@ def test_cpu_lane_compiles_every_config_for_every_target_and_numerics_pass(
 
     vllm = {"kernel_unified_attention", "reduce_segments", "_fused_post_conv_kernel"}
     assert {(k, t) for k in vllm for t in targets} <= real["vllm 0.24.0"]
+    gems = {k for k, _ in real["flag-gems 5.0.2"]}
+    for op in ("mm_kernel", "bmm_kernel", "softmax", "layer_norm", "rms_norm", "topk", "argmax"):
+        assert any(k.startswith(op) for k in gems), (op, sorted(gems))
+    assert {t for _, t in real["flag-gems 5.0.2"]} == targets
 
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "passed" and record["nodes"] == ["localhost"]
