@@ -3,17 +3,18 @@
 scenarios of ``vllm_corpus``, captured for each target of the lane and compiled there."""
 
 import dataclasses
+import difflib
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, List
 
 import pytest
 
-from ci.smoke import bundle, realkernels, taxonomy, triage
+from ci.smoke import attention, bundle, realkernels, taxonomy, triage
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compiler import CompileJob, CompileOutcome
 from ci.smoke.lane import LaneContext, Target, current_context
@@ -161,3 +162,60 @@ def test_bundle_replays_the_variant_the_test_compiled(
     replayed = json.loads((out / "result.json").read_text(encoding="utf-8"))
     record_property("replay_ttgir_sha256", replayed["ttgir_sha256"])
     assert replayed["ttgir_sha256"] == compiled.ttgir_sha256
+
+
+# The mirror's config and vLLM's scenario whose loops must be the same ops: vLLM's prefill
+# launch at head 128, GQA 4 (BLOCK_M 16, TILE_SIZE 32) and the mirror at the same tiles.
+MIRROR_SCENARIO = "prefill-hd128-gqa4"
+MIRROR_CONFIG = "hd128-bm16-t32-w4-s2-bf16"
+_OP = re.compile(r"^\s*(?:%\S+ = )?([a-z_]+\.[a-z_.]+)")
+
+
+def loop_ops(ttir: str) -> List[str]:
+    """The op names of the first ``scf.for`` loop's body, in order."""
+    lines = ttir.splitlines()
+    start = next(i for i, line in enumerate(lines) if " scf.for " in line)
+    depth = lines[start].count("{") - lines[start].count("}")
+    ops = []
+    for line in lines[start + 1 :]:
+        match = _OP.match(line)
+        if match:
+            ops.append(match.group(1))
+        depth += line.count("{") - line.count("}")
+        if depth <= 0:
+            break
+    return ops
+
+
+def test_mirror_loop_is_vllms_op_for_op(
+    lane: LaneContext,
+    artifacts: Path,
+    compile_kernel: Callable[[CompileJob], CompileOutcome],
+) -> None:
+    """The mirror's KV loop is vLLM 0.24.0's, op for op, in TTIR (its softmax step included:
+    ``tl.exp``, the row sum before alpha)."""
+    first = CONTEXT.targets[0]
+    real = next(
+        (
+            r
+            for r in LAUNCHES
+            if (r.target, r.scenario, r.kernel)
+            == (first.label, MIRROR_SCENARIO, "kernel_unified_attention")
+        ),
+        None,
+    )
+    assert real is not None, f"no capture of {MIRROR_SCENARIO} for {first.label}"
+    timeout = compile_timeout_s(lane)
+    vllm_job = realkernels.compile_job(real, first, str(artifacts / "vllm"), timeout, ("ttir",))
+    config = next(c for c in attention.CONFIGS if c.id == MIRROR_CONFIG)
+    mirror_job = dataclasses.replace(
+        attention.compile_job(config, first, str(artifacts / "mirror"), timeout), keep_ir=("ttir",)
+    )
+    compile_kernel(vllm_job)
+    compile_kernel(mirror_job)
+    theirs = loop_ops((artifacts / "vllm" / f"{vllm_job.kernel}.ttir").read_text("utf-8"))
+    ours = loop_ops((artifacts / "mirror" / f"{mirror_job.kernel}.ttir").read_text("utf-8"))
+    assert len(theirs) > 50 and "math.exp" in theirs
+    assert ours == theirs, "\n".join(
+        difflib.unified_diff(theirs, ours, "vllm", "mirror", lineterm="", n=1)
+    )
