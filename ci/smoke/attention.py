@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ci.smoke.compiler import CompileJob, divisible_by_16
+from ci.smoke.compiler import CompileJob, jit_attrs
 from ci.smoke.lane import LaneContext, Target
 
 MODULE = "ci.smoke.kernels.unified_attention"
@@ -41,11 +41,7 @@ I64_ARGS = (
     "stride_v_cache_1",
     "stride_v_cache_2",
 )
-# What Triton's JIT assumes at every real launch: the tensors are 16-byte aligned, and the
-# query, output and KV-cache strides (multiples of the head size) are divisible by 16.
-# Without the strides, the compile would be of a variant no launch runs: scalar loads, an
-# unpipelined loop and spilled registers.
-DIVISIBLE_BY_16 = POINTER_ARGS[:4] + I64_ARGS[1:]
+# The block-table stride and sequence count vary per batch: no divisibility is assumed.
 TRITON_DTYPE = {"bf16": "bf16", "fp16": "fp16"}
 # max |out - ref| / max |ref| allowed, per input dtype (P is rounded to it before P @ V).
 TOLERANCE = {"bf16": 1.6e-2, "fp16": 2e-3}
@@ -104,6 +100,22 @@ def constexprs(config: AttentionConfig, num_query_heads: int) -> Dict[str, Any]:
     }
 
 
+def launch_strides(config: AttentionConfig, num_query_heads: int) -> Dict[str, int]:
+    """The stride arguments at a launch on contiguous tensors (multiples of the head size:
+    the JIT marks them divisible by 16, and without that a variant no launch runs compiles:
+    scalar loads, an unpipelined loop, spilled registers)."""
+    head = config.head_size
+    kv_heads = num_query_heads // NUM_QUERIES_PER_KV
+    rows = {"0": KV_BLOCK_SIZE * kv_heads * head, "1": kv_heads * head, "2": head}
+    return {
+        "query_stride_0": num_query_heads * head,
+        "query_stride_1": head,
+        "output_stride_0": num_query_heads * head,
+        "output_stride_1": head,
+        **{f"stride_{cache}_cache_{i}": v for cache in ("k", "v") for i, v in rows.items()},
+    }
+
+
 def compile_job(
     config: AttentionConfig, target: Target, artifacts: str, timeout_s: float
 ) -> CompileJob:
@@ -127,7 +139,7 @@ def compile_job(
         target=target,
         artifacts=artifacts,
         timeout_s=timeout_s,
-        attrs=divisible_by_16(DIVISIBLE_BY_16),
+        attrs=jit_attrs(target, POINTER_ARGS, launch_strides(config, COMPILE_QUERY_HEADS)),
         # BLOCK_M is tied to BLOCK_Q and the GQA packing; the KV tile is free to shrink.
         tunable_blocks=("TILE_SIZE",),
     )

@@ -25,7 +25,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple
 
 from ci.smoke import taxonomy
 from ci.smoke.lane import Target
@@ -63,10 +63,18 @@ class CompileJob:
     module_file: str = ""
 
 
-def divisible_by_16(names: Sequence[str]) -> Dict[str, List[Tuple[str, Any]]]:
-    """Attrs marking ``names`` divisible by 16, as the JIT does for aligned pointers and
-    integers that are multiples of 16 at a launch."""
-    return {name: [("tt.divisibility", 16)] for name in names}
+def jit_attrs(
+    target: Target, pointers: Sequence[str], ints: Mapping[str, int]
+) -> Dict[str, List[Tuple[str, Any]]]:
+    """Attrs as Triton's JIT sets them at a launch of contiguous tensors under 2 GB: every
+    pointer 16-byte aligned (on AMD also ``tt.pointer_range`` 32, its buffer loads and
+    stores), every integer argument divisible by 16 whose value at the launch is."""
+    pointer = [("tt.divisibility", 16)]
+    if target.backend == "hip":
+        pointer.append(("tt.pointer_range", 32))
+    attrs = {name: list(pointer) for name in pointers}
+    attrs.update({name: [("tt.divisibility", 16)] for name, v in ints.items() if v % 16 == 0})
+    return attrs
 
 
 @dataclass
