@@ -6,6 +6,7 @@ before any environment, image or node is touched.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -27,6 +28,7 @@ from pydantic import (
 )
 
 from ci.errors import ConfigError, UsageError
+from ci.smoke.lane import target_label
 
 SMOKE_TESTS = (
     "backends",
@@ -94,11 +96,7 @@ class Target(_Model):
 
     @property
     def label(self) -> str:
-        if self.name:
-            return self.name
-        if self.backend == "cuda" and isinstance(self.arch, int):
-            return "sm_detect" if self.arch == 0 else f"sm_{self.arch}"
-        return f"{self.backend}_{self.arch}" if isinstance(self.arch, int) else str(self.arch)
+        return target_label(self.backend, self.arch, self.name)
 
 
 class Hardware(_Model):
@@ -188,6 +186,11 @@ class Lane(_Model):
             if _normalise(pin.name) == _normalise(name):
                 return pin
         return None
+
+    def lane_json(self, node: str = "") -> str:
+        """The text of ``lane.json``, the lane file of every lane environment (venv, image,
+        node), read by ``ci.smoke.lane.load_context``."""
+        return json.dumps(self.smoke_context(node), indent=2, sort_keys=True) + "\n"
 
     def smoke_context(self, node: str = "") -> dict[str, Any]:
         """What the smoke suite needs to know about its lane, as plain JSON data."""

@@ -26,11 +26,16 @@ class Target:
 
     @property
     def label(self) -> str:
-        if self.name:
-            return self.name
-        if self.backend == "cuda" and isinstance(self.arch, int):
-            return f"sm_{self.arch}"
-        return f"{self.backend}_{self.arch}" if isinstance(self.arch, int) else str(self.arch)
+        return target_label(self.backend, self.arch, self.name)
+
+
+def target_label(backend: str, arch: Union[int, str], name: Optional[str] = None) -> str:
+    """How a target is named in test ids and properties: its name, else sm_90, gfx942 ..."""
+    if name:
+        return name
+    if backend == "cuda" and isinstance(arch, int):
+        return "sm_detect" if arch == 0 else f"sm_{arch}"
+    return f"{backend}_{arch}" if isinstance(arch, int) else str(arch)
 
 
 @dataclass(frozen=True)
@@ -64,34 +69,57 @@ def lane_file() -> Path:
     return Path(sys.prefix) / "share" / "flagci" / "lane.json"
 
 
+class LaneFileError(RuntimeError):
+    """The lane file is missing or malformed; the message names the file and the key."""
+
+
 def load_context(path: Optional[Path] = None) -> LaneContext:
     path = path or lane_file()
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise RuntimeError(
+        raise LaneFileError(
             f"no lane file at {path}: run the smoke suite through `flagci run`, inside a lane "
             "image, or set FLAGCI_LANE_FILE to a file written by `flagci lanes context LANE`"
         ) from None
-    targets = tuple(Target(**t) for t in raw["targets"])
-    devices = tuple(raw.get("devices") or ())
-    execution = raw["execution"]
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise LaneFileError(f"{path}: not a JSON lane file: {err}") from None
+    if not isinstance(raw, dict):
+        raise LaneFileError(f"{path}: a lane file is a JSON object")
+    key = "targets"
+    try:
+        targets = tuple(Target(**t) for t in raw["targets"])
+        key = "devices"
+        devices = tuple(str(d) for d in raw.get("devices") or ())
+        fields = {}
+        for key, convert in _FIELDS:
+            fields[key] = convert(raw[key])
+    except (KeyError, TypeError, ValueError) as err:
+        raise LaneFileError(f"{path}: key '{key}': missing or malformed ({err})") from None
+    execution = fields["execution"]
     return LaneContext(
-        lane=raw["lane"],
-        vendor=raw["vendor"],
         node=os.environ.get("FLAGCI_NODE") or raw.get("node") or socket.gethostname(),
-        compiler=dict(raw["compiler"]),
         targets=stack_targets(targets, devices) if execution == "device" else targets,
         declared_targets=targets,
-        inductor_backend=raw["inductor_backend"],
-        execution=execution,
-        tests=tuple(raw["tests"]),
-        test_timeout_s=int(raw["test_timeout_s"]),
         env=dict(raw.get("env") or {}),
         devices=devices,
         model=raw.get("model"),
         source=str(path),
+        **fields,
     )
+
+
+# The required keys of a lane file and how each is read (the controller's
+# ci.lanes.Lane.smoke_context writes them).
+_FIELDS: Tuple[Tuple[str, Any], ...] = (
+    ("lane", str),
+    ("vendor", str),
+    ("compiler", dict),
+    ("inductor_backend", str),
+    ("execution", str),
+    ("tests", tuple),
+    ("test_timeout_s", int),
+)
 
 
 @functools.lru_cache(maxsize=None)
