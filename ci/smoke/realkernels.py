@@ -7,6 +7,7 @@ target it was bound for, with the JIT's own signature, constexprs, attrs and opt
 Standard library only.
 """
 
+import hashlib
 import json
 import os
 import subprocess
@@ -78,45 +79,95 @@ def capture(corpus: str, lane: LaneContext, work: Path) -> List[RealLaunch]:
     launches: List[RealLaunch] = []
     documents = []
     for vendor, targets in vendor_groups(corpus, lane).items():
-        env = dict(os.environ)
-        env.pop("TRITON_INTERPRET", None)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        env.update(module.vendor_env(vendor, work.resolve()) if vendor else {})
-        with tempfile.TemporaryDirectory(prefix="flagci-capture-") as tmp:
-            request = Path(tmp) / "request.json"
-            out = Path(tmp) / "capture.json"
-            request.write_text(
-                json.dumps(
-                    {"targets": [{**t.__dict__, "label": t.label} for t in targets]},
-                ),
-                encoding="utf-8",
-            )
-            try:
-                done = subprocess.run(
-                    [sys.executable, "-m", "ci.smoke.capture", corpus, str(request), str(out)],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    timeout=CAPTURE_TIMEOUT_S,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
-                raise CaptureError(
-                    f"capturing the {corpus} corpus took over {CAPTURE_TIMEOUT_S} s"
-                ) from None
-            if done.returncode != 0 or not out.exists():
-                tail = "\n".join(done.stderr.strip().splitlines()[-40:])
-                raise CaptureError(
-                    f"capturing the {corpus} corpus failed (exit status {done.returncode})"
-                    f"{' for vendor ' + vendor if vendor else ''}:\n{tail}"
-                )
-            document = json.loads(out.read_text(encoding="utf-8"))
-        document["vendor"] = vendor
+        request = {"targets": [{**t.__dict__, "label": t.label} for t in targets]}
+        cached = _cache_entry(corpus, vendor, request, module.__file__)
+        home = cached if cached is not None else work.resolve()
+        document = _cached(cached)
+        if document is None:
+            env = dict(os.environ)
+            env.pop("TRITON_INTERPRET", None)
+            env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+            env.update(module.vendor_env(vendor, home) if vendor else {})
+            document = _run_capture(corpus, vendor, request, env)
+            document["vendor"] = vendor
+            if cached is not None:
+                _store(cached, document)
         documents.append(document)
         launches.extend(_launches(document))
     work.mkdir(parents=True, exist_ok=True)
     (work / f"capture-{corpus}.json").write_text(json.dumps(documents, indent=1), "utf-8")
     return launches
+
+
+def _run_capture(
+    corpus: str, vendor: str, request: Dict[str, Any], env: Dict[str, str]
+) -> Dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="flagci-capture-") as tmp:
+        request_file = Path(tmp) / "request.json"
+        out = Path(tmp) / "capture.json"
+        request_file.write_text(json.dumps(request), encoding="utf-8")
+        command = [sys.executable, "-m", "ci.smoke.capture", corpus, str(request_file), str(out)]
+        try:
+            done = subprocess.run(
+                command,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=CAPTURE_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise CaptureError(
+                f"capturing the {corpus} corpus took over {CAPTURE_TIMEOUT_S} s"
+            ) from None
+        if done.returncode != 0 or not out.exists():
+            tail = "\n".join(done.stderr.strip().splitlines()[-40:])
+            raise CaptureError(
+                f"capturing the {corpus} corpus failed (exit status {done.returncode})"
+                f"{' for vendor ' + vendor if vendor else ''}:\n{tail}"
+            )
+        document: Dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        return document
+
+
+# The capture of one lane environment is the same every run (its packages are pinned): it is
+# kept in the environment, keyed by the request and the code that captures, so that each
+# smoke run (and each ``-k`` run of one test) does not pay for it again. Where the
+# environment is not writable (an image run as another user), it is captured every time.
+CACHE_ENV = "FLAGCI_CAPTURE_CACHE"
+CAPTURE_SOURCES = ("capture.py", "tritonapi.py", "realkernels.py")
+
+
+def _cache_entry(
+    corpus: str, vendor: str, request: Dict[str, Any], corpus_file: Any
+) -> "Path | None":
+    root = Path(os.environ.get(CACHE_ENV) or Path(sys.prefix) / "share" / "flagci" / "capture")
+    digest = hashlib.sha256(json.dumps([corpus, vendor, request], sort_keys=True).encode())
+    here = Path(__file__).parent
+    for source in [*(here / name for name in CAPTURE_SOURCES), Path(str(corpus_file))]:
+        digest.update(source.read_bytes())
+    entry = root / f"{corpus}-{vendor or 'all'}-{digest.hexdigest()[:16]}"
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return entry if os.access(entry, os.W_OK) else None
+
+
+def _cached(entry: "Path | None") -> "Dict[str, Any] | None":
+    if entry is None:
+        return None
+    try:
+        document: Dict[str, Any] = json.loads((entry / "capture.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return document
+
+
+def _store(entry: Path, document: Dict[str, Any]) -> None:
+    tmp = entry / ".capture.json.tmp"
+    tmp.write_text(json.dumps(document), encoding="utf-8")
+    tmp.replace(entry / "capture.json")
 
 
 def _launches(document: Dict[str, Any]) -> List[RealLaunch]:
