@@ -30,7 +30,15 @@ from pydantic import (
 from ci.errors import ConfigError, UsageError
 from ci.smoke.lane import target_label
 
-SMOKE_TESTS = ("backends", "unified_attention", "gdn_post_conv", "vllm", "perf")
+SMOKE_TESTS = (
+    "backends",
+    "unified_attention",
+    "gdn_post_conv",
+    "vllm",
+    "vllm_kernels",
+    "flaggems_kernels",
+    "perf",
+)
 VENDORS = ("iluvatar", "kunlun", "ascend", "nvidia", "cpu")
 Vendor = Literal["iluvatar", "kunlun", "ascend", "nvidia", "cpu"]
 

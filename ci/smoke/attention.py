@@ -5,12 +5,14 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ci.smoke.compiler import CompileJob
+from ci.smoke.compiler import CompileJob, jit_attrs
 from ci.smoke.lane import LaneContext, Target
 
 MODULE = "ci.smoke.kernels.unified_attention"
 KERNEL = "unified_attention_kernel"
 KV_BLOCK_SIZE = 16
+# Block-table columns past the longest sequence: the largest KV tile (128) in blocks.
+TABLE_SLACK_BLOCKS = 128 // KV_BLOCK_SIZE
 NUM_QUERIES_PER_KV = 4
 # Compile with a production-like head count: 32 query heads on 8 KV heads.
 COMPILE_QUERY_HEADS = 32
@@ -24,15 +26,14 @@ POINTER_ARGS = (
     "seq_lens_ptr",
     "query_start_loc_ptr",
 )
-I32_ARGS = (
-    "num_seqs",
+I32_ARGS = ("num_seqs",)
+# i64 as vLLM annotates its strides (the mirror's kernel annotates them alike).
+I64_ARGS = (
     "block_table_stride",
     "query_stride_0",
     "query_stride_1",
     "output_stride_0",
     "output_stride_1",
-)
-I64_ARGS = (
     "stride_k_cache_0",
     "stride_k_cache_1",
     "stride_k_cache_2",
@@ -40,11 +41,7 @@ I64_ARGS = (
     "stride_v_cache_1",
     "stride_v_cache_2",
 )
-# What Triton's JIT assumes at every real launch: the tensors are 16-byte aligned, and the
-# query, output and KV-cache strides (multiples of the head size) are divisible by 16.
-# Without the strides, the compile would be of a variant no launch runs: scalar loads, an
-# unpipelined loop and spilled registers.
-DIVISIBLE_BY_16 = POINTER_ARGS[:4] + I32_ARGS[2:] + I64_ARGS
+# The block-table stride and sequence count vary per batch: no divisibility is assumed.
 TRITON_DTYPE = {"bf16": "bf16", "fp16": "fp16"}
 # max |out - ref| / max |ref| allowed, per input dtype (P is rounded to it before P @ V).
 TOLERANCE = {"bf16": 1.6e-2, "fp16": 2e-3}
@@ -103,6 +100,22 @@ def constexprs(config: AttentionConfig, num_query_heads: int) -> Dict[str, Any]:
     }
 
 
+def launch_strides(config: AttentionConfig, num_query_heads: int) -> Dict[str, int]:
+    """The stride arguments at a launch on contiguous tensors (multiples of the head size:
+    the JIT marks them divisible by 16, and without that a variant no launch runs compiles:
+    scalar loads, an unpipelined loop, spilled registers)."""
+    head = config.head_size
+    kv_heads = num_query_heads // NUM_QUERIES_PER_KV
+    rows = {"0": KV_BLOCK_SIZE * kv_heads * head, "1": kv_heads * head, "2": head}
+    return {
+        "query_stride_0": num_query_heads * head,
+        "query_stride_1": head,
+        "output_stride_0": num_query_heads * head,
+        "output_stride_1": head,
+        **{f"stride_{cache}_cache_{i}": v for cache in ("k", "v") for i, v in rows.items()},
+    }
+
+
 def compile_job(
     config: AttentionConfig, target: Target, artifacts: str, timeout_s: float
 ) -> CompileJob:
@@ -126,7 +139,7 @@ def compile_job(
         target=target,
         artifacts=artifacts,
         timeout_s=timeout_s,
-        divisible_by_16=DIVISIBLE_BY_16,
+        attrs=jit_attrs(target, POINTER_ARGS, launch_strides(config, COMPILE_QUERY_HEADS)),
         # BLOCK_M is tied to BLOCK_Q and the GQA packing; the KV tile is free to shrink.
         tunable_blocks=("TILE_SIZE",),
     )
@@ -178,7 +191,9 @@ def make_problem(
     total_q = sum(q for q, _ in sequences)
     seq_lens = [q + c for q, c in sequences]
     blocks_per_seq = [math.ceil(s / KV_BLOCK_SIZE) for s in seq_lens]
-    max_blocks = max(blocks_per_seq)
+    # Room past each row's last block: the kernel reads the table unmasked (as vLLM's does;
+    # vLLM sizes its tables to the longest request), up to a whole tile further.
+    max_blocks = max(blocks_per_seq) + TABLE_SLACK_BLOCKS
     num_blocks = sum(blocks_per_seq) + 3  # spare blocks that no sequence owns
     # Physical blocks handed out in a shuffled order, so the block table really matters.
     physical = torch.randperm(num_blocks, generator=gen)

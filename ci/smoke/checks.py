@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+from pathlib import Path
 from typing import Any, Callable, ContextManager
 
 import pytest
@@ -40,3 +41,8 @@ def compile_timeout_s(lane: LaneContext) -> float:
     """Seconds a single compile may take before it is killed and reported as a timeout."""
     explicit = os.environ.get("FLAGCI_COMPILE_TIMEOUT_S")
     return float(explicit) if explicit else lane.test_timeout_s * 0.8
+
+
+def artifacts_root() -> Path:
+    """Where each test's artifact folder goes (``python -m ci.smoke`` sets it)."""
+    return Path(os.environ.get("FLAGCI_ARTIFACTS", "smoke-artifacts"))

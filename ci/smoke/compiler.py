@@ -25,7 +25,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, TextIO, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple
 
 from ci.smoke import taxonomy
 from ci.smoke.lane import Target
@@ -48,14 +48,33 @@ class CompileJob:
     target: Target
     artifacts: str
     timeout_s: float
-    # Argument names Triton may assume are 16-byte aligned / divisible by 16.
-    divisible_by_16: Tuple[str, ...] = ()
+    # Per-argument attributes as Triton's JIT sets them at a launch, e.g.
+    # {"x_ptr": [("tt.divisibility", 16), ("tt.pointer_range", 32)]} (see ``tritonapi``).
+    attrs: Dict[str, List[Tuple[str, Any]]] = field(default_factory=dict)
     # Block-size constexprs the fallback probe may shrink after a failure.
     tunable_blocks: Tuple[str, ...] = ()
+    # Stages whose IR a good compile keeps in the artifacts (it keeps none by default).
+    keep_ir: Tuple[str, ...] = ()
+    # Environment the worker sets (where unset) before it first imports ``module``: a real
+    # package decides things at import time (vLLM: whether Triton is usable at all).
+    import_env: Dict[str, str] = field(default_factory=dict)
+    # The module's source file: loaded from there where the module is not importable by
+    # name (FlagGems' generated kernels); what a reproducer bundle copies.
+    module_file: str = ""
 
-    def attrs(self) -> Dict[str, List[Tuple[str, Any]]]:
-        """The per-argument attributes the compile source carries (see ``tritonapi``)."""
-        return {name: [("tt.divisibility", 16)] for name in self.divisible_by_16}
+
+def jit_attrs(
+    target: Target, pointers: Sequence[str], ints: Mapping[str, int]
+) -> Dict[str, List[Tuple[str, Any]]]:
+    """Attrs as Triton's JIT sets them at a launch of contiguous tensors under 2 GB: every
+    pointer 16-byte aligned (on AMD also ``tt.pointer_range`` 32, its buffer loads and
+    stores), every integer argument divisible by 16 whose value at the launch is."""
+    pointer = [("tt.divisibility", 16)]
+    if target.backend == "hip":
+        pointer.append(("tt.pointer_range", 32))
+    attrs = {name: list(pointer) for name in pointers}
+    attrs.update({name: [("tt.divisibility", 16)] for name, v in ints.items() if v % 16 == 0})
+    return attrs
 
 
 @dataclass
@@ -74,6 +93,8 @@ class CompileOutcome:
     last_stage: Optional[str] = None
     stages: List[str] = field(default_factory=list)
     files: List[str] = field(default_factory=list)
+    # The TTGIR's identity (``tritonapi.ir_identity``) of a good compile: the variant compiled.
+    ttgir_sha256: Optional[str] = None
     traceback: str = ""
     exit_status: Optional[int] = None
     stderr_tail: str = ""
@@ -142,16 +163,18 @@ class _Prepared:
     """A job made ready to compile: every use of Triton's API before ``triton.compile``."""
 
     def __init__(self, job: CompileJob) -> None:
-        import importlib
-
         from ci.smoke import tritonapi
 
-        kernel = getattr(importlib.import_module(job.module), job.kernel)
+        for name, value in job.import_env.items():
+            os.environ.setdefault(name, value)
+        kernel = tritonapi.jit_function(
+            getattr(_load_module(job.module, job.module_file), job.kernel)
+        )
         self.target = tritonapi.gpu_target(
             job.target.backend, job.target.arch, job.target.warp_size
         )
         self.source = tritonapi.ast_source(
-            kernel, job.signature, job.constexprs, job.attrs(), self.target
+            kernel, job.signature, job.constexprs, job.attrs, self.target
         )
         # The backend's own stage order; a backend that cannot be made leaves it empty
         # and triton.compile reports that itself (backend resolution).
@@ -159,6 +182,23 @@ class _Prepared:
             self.stages: Tuple[str, ...] = tritonapi.stage_names(self.target, job.options)
         except RuntimeError:
             self.stages = ()
+
+
+def _load_module(name: str, file: str) -> Any:
+    import importlib
+    import importlib.util
+
+    if name in sys.modules:
+        return sys.modules[name]
+    if not file or importlib.util.find_spec(name) is not None:
+        return importlib.import_module(name)
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{file}: not a Python source file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _stage_files(cache: Path, stages: Tuple[str, ...]) -> List[Path]:
@@ -292,13 +332,20 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
         registers = int(match.group("regs"))
         spill = _PTXAS_SPILL.search(log)
         spills = int(spill.group("stores")) + int(spill.group("loads")) if spill else None
+    ttgir = compiled.asm.get("ttgir")
     amdgcn = compiled.asm.get("amdgcn")
     if isinstance(amdgcn, str):
         vgpr, vspill = _AMD_VGPR.search(amdgcn), _AMD_SPILL.search(amdgcn)
         registers = int(vgpr.group(1)) if vgpr else None
         spills = int(vspill.group(1)) if vspill else None
-    # A good compile leaves nothing behind: its IR and reproducers (Triton writes one per
-    # stage even on success) are reproducible from the same job.
+    # A good compile leaves nothing behind but the IR the job asks to keep: its IR and
+    # reproducers (Triton writes one per stage even on success) are reproducible from the job.
+    kept = []
+    for stage in job.keep_ir:
+        text = compiled.asm.get(stage)
+        if isinstance(text, str):
+            (artifacts / f"{job.kernel}.{stage}").write_text(text, encoding="utf-8")
+            kept.append(f"{job.kernel}.{stage}")
     shutil.rmtree(artifacts / "triton-cache", ignore_errors=True)
     _drop_reproducers(artifacts)
     outcome = CompileOutcome(
@@ -309,6 +356,8 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
         spills=spills,
         last_stage=facts.binary,
         stages=list(facts.stages),
+        files=kept,
+        ttgir_sha256=tritonapi.ir_identity(ttgir) if isinstance(ttgir, str) else None,
     )
     if facts.shared is None:
         outcome.shared_note = (
@@ -332,8 +381,11 @@ def _serve() -> None:
         try:
             raw = json.loads(line)
             raw["target"] = Target(**raw["target"])
-            raw["divisible_by_16"] = tuple(raw.get("divisible_by_16", ()))
+            raw["attrs"] = {
+                name: [tuple(pair) for pair in pairs] for name, pairs in raw["attrs"].items()
+            }
             raw["tunable_blocks"] = tuple(raw.get("tunable_blocks", ()))
+            raw["keep_ir"] = tuple(raw.get("keep_ir", ()))
             job = CompileJob(**raw)
         except Exception as exc:
             outcome = _harness_error(f"reading the compile job: {type(exc).__name__}: {exc}")

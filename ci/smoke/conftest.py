@@ -22,6 +22,7 @@ if CONTEXT.execution == "interpreter":
 for _name, _value in CONTEXT.env.items():
     os.environ.setdefault(_name, _value)
 
+from ci.smoke.checks import artifacts_root  # noqa: E402
 from ci.smoke.compiler import CompileJob, CompileOutcome, CompileWorker  # noqa: E402
 from ci.smoke.signatures import signature_of  # noqa: E402
 from ci.smoke.triage import triage_compile_failure  # noqa: E402
@@ -100,10 +101,6 @@ def lane_properties() -> List[Tuple[str, object]]:
     ]
 
 
-def artifacts_root() -> Path:
-    return Path(os.environ.get("FLAGCI_ARTIFACTS", "smoke-artifacts"))
-
-
 def artifact_folder_name(nodeid: str) -> str:
     name = nodeid.rsplit("/", 1)[-1].replace(".py::", "__")
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[:150]
@@ -130,7 +127,8 @@ def compile_kernel(
 ) -> Callable[[CompileJob], CompileOutcome]:
     """Compile in the worker, record the figures as properties, fail with the diagnostics."""
 
-    def run(job: CompileJob) -> CompileOutcome:
+    def run(job: CompileJob, accepted: Tuple[str, ...] = ()) -> CompileOutcome:
+        """``accepted``: failure kinds that are this job's expected outcome (recorded)."""
         record_property("backend", job.target.backend)
         record_property("target", job.target.label)
         outcome = _WORKER.compile(job)
@@ -143,9 +141,14 @@ def compile_kernel(
             record_property("shared_check", outcome.shared_note)
         if outcome.last_stage:
             record_property("last_stage", outcome.last_stage)
+        if outcome.ttgir_sha256:
+            record_property("ttgir_sha256", outcome.ttgir_sha256)
         if outcome.ok and outcome.message:
             record_property("compile_note", outcome.message)
-        if not outcome.ok:
+        if not outcome.ok and outcome.status in accepted:
+            record_property("accepted_failure", outcome.status)
+            record_property("accepted_message", outcome.message)
+        elif not outcome.ok:
             record_property("failure_kind", outcome.status)
             summary = outcome.summary()
             lane = {name: str(value) for name, value in lane_properties()}

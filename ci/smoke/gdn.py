@@ -3,12 +3,16 @@
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
-from ci.smoke.compiler import CompileJob
+from ci.smoke.compiler import CompileJob, jit_attrs
 from ci.smoke.lane import LaneContext, Target
 
 MODULE = "ci.smoke.kernels.gdn_post_conv"
 KERNEL = "gdn_post_conv_kernel"
+# vLLM's fused_post_conv_prep passes these as constexprs.
 EPS = 1e-6
+SOFTPLUS_THRESHOLD = 20.0
+# The token count the compile jobs' attrs are taken at: vLLM's GDN warm-up length.
+COMPILE_SEQ_LEN = 64
 POINTER_ARGS = (
     "mixed_qkv_ptr",
     "a_ptr",
@@ -95,9 +99,23 @@ def constexprs(config: GdnConfig) -> Dict[str, Any]:
         "HV": s.HV,
         "K": s.K,
         "V": s.V,
+        "L2NORM_EPS": EPS,
+        "SOFTPLUS_THRESHOLD": SOFTPLUS_THRESHOLD,
         "BLOCK_T": config.block_t,
         "BK": config.bk,
         "BV": config.bv,
+    }
+
+
+def strides(shape: GdnShape) -> Dict[str, int]:
+    """The integer arguments at a launch (contiguous tensors), but the token count."""
+    return {
+        "stride_x": 2 * shape.H * shape.K + shape.HV * shape.V,
+        "stride_a": shape.HV,
+        "stride_b": shape.HV,
+        "stride_q": shape.H * shape.K,
+        "stride_k": shape.H * shape.K,
+        "stride_v": shape.HV * shape.V,
     }
 
 
@@ -108,18 +126,15 @@ def compile_job(config: GdnConfig, target: Target, artifacts: str, timeout_s: fl
         "a_ptr": f"*{dtype}",
         "b_ptr": f"*{dtype}",
         "A_log_ptr": "*fp32",
-        "dt_bias_ptr": "*fp32",
+        "dt_bias_ptr": f"*{dtype}",
         "q_out_ptr": f"*{dtype}",
         "k_out_ptr": f"*{dtype}",
         "v_out_ptr": f"*{dtype}",
         "g_out_ptr": "*fp32",
         "beta_out_ptr": "*fp32",
-        "seq_len": "i32",
-        "stride_x": "i32",
-        "stride_a": "i32",
-        "stride_b": "i32",
-        "eps": "fp32",
     }
+    ints = {**strides(config.shape), "seq_len": COMPILE_SEQ_LEN}
+    signature.update({name: "i32" for name in ints})
     consts = constexprs(config)
     signature.update({name: "constexpr" for name in consts})
     return CompileJob(
@@ -131,7 +146,7 @@ def compile_job(config: GdnConfig, target: Target, artifacts: str, timeout_s: fl
         target=target,
         artifacts=artifacts,
         timeout_s=timeout_s,
-        divisible_by_16=POINTER_ARGS,
+        attrs=jit_attrs(target, POINTER_ARGS, ints),
         tunable_blocks=("BLOCK_T",),
     )
 
@@ -176,7 +191,7 @@ def make_problem(config: GdnConfig, seq_len: int, device: str, seed: int = 0) ->
         a=rand(seq_len, s.HV, scale=12.0),
         b=rand(seq_len, s.HV),
         A_log=rand(s.HV, scale=0.5, dt=torch.float32),
-        dt_bias=rand(s.HV, dt=torch.float32),
+        dt_bias=rand(s.HV),  # bf16, as the model's checkpoint has it
         q=poisoned(seq_len, s.H, s.K),
         k=poisoned(seq_len, s.H, s.K),
         v=poisoned(seq_len, s.HV, s.V),
@@ -202,11 +217,13 @@ def launch(kernel: Any, config: GdnConfig, p: GdnProblem) -> None:
         p.v,
         p.g,
         p.beta,
-        seq_len,
         p.mixed_qkv.stride(0),
         p.a.stride(0),
         p.b.stride(0),
-        EPS,
+        p.q.stride(0),
+        p.k.stride(0),
+        p.v.stride(0),
+        seq_len,
         num_warps=config.num_warps,
         num_stages=config.num_stages,
         **constexprs(config),
@@ -227,7 +244,7 @@ def reference(config: GdnConfig, p: GdnProblem) -> Dict[str, Any]:
         return t / torch.sqrt((t * t).sum(dim=-1, keepdim=True) + EPS)
 
     z = p.a.double().cpu() + p.dt_bias.double().cpu()
-    softplus = torch.where(z > 20.0, z, torch.log1p(torch.exp(z)))
+    softplus = torch.where(z > SOFTPLUS_THRESHOLD, z, torch.log1p(torch.exp(z)))
     g = -torch.exp(p.A_log.double().cpu()) * softplus
     beta = torch.sigmoid(p.b.double().cpu())
     return {"q": l2(q), "k": l2(k), "v": v, "g": g, "beta": beta}
@@ -246,7 +263,7 @@ def eager_torch(config: GdnConfig, p: GdnProblem) -> Dict[str, Any]:
         t = t.reshape(seq_len, s.H, s.K).float()
         return (t * torch.rsqrt((t * t).sum(dim=-1, keepdim=True) + EPS)).to(x.dtype)
 
-    g = -torch.exp(p.A_log) * torch.nn.functional.softplus(p.a.float() + p.dt_bias)
+    g = -torch.exp(p.A_log) * torch.nn.functional.softplus(p.a.float() + p.dt_bias.float())
     beta = torch.sigmoid(p.b.float())
     v = v.reshape(seq_len, s.HV, s.V).contiguous()
     return {"q": l2(q), "k": l2(k), "v": v, "g": g, "beta": beta}

@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         ttgir = kernel.asm.get("ttgir")
         if isinstance(ttgir, str):
             (out / "kernel.ttgir").write_text(ttgir, encoding="utf-8")
+            result["ttgir_sha256"] = tritonapi.ir_identity(ttgir)
         print(f"replay: compile succeeded (shared memory {facts.shared} bytes)", flush=True)
         status = 0
     (out / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")

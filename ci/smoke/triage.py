@@ -23,6 +23,16 @@ BUNDLE_NAME = "bundle"
 PASS_REPLAY_NAME = "pass-replay"
 
 
+def source_file(job: CompileJob) -> Path:
+    """The kernel's source file: the job's own where it has one (real kernels: finding the
+    module by name would import its package in the suite's process), else the module's."""
+    if job.module_file:
+        return Path(job.module_file)
+    spec = importlib.util.find_spec(job.module)
+    assert spec is not None and spec.origin is not None, job.module
+    return Path(spec.origin)
+
+
 class Triaged(NamedTuple):
     hint: str  # the fallback probe's ("" if none was looked for)
     named_pass: str  # the pass a replay with IR dumps named ("" if none was needed or found)
@@ -36,16 +46,14 @@ def triage_compile_failure(
         return Triaged("", "")
     artifacts = Path(job.artifacts)
     failure_file = artifacts / FAILURE_NAME
-    spec = importlib.util.find_spec(job.module)
-    assert spec is not None and spec.origin is not None, job.module
     folder = bundle.write(
         artifacts / BUNDLE_NAME,
         bundle.CompileSpec(
-            source=Path(spec.origin),
+            source=source_file(job),
             function=job.kernel,
             signature=job.signature,
             constexprs=job.constexprs,
-            attrs=job.attrs(),
+            attrs=job.attrs,
             options=job.options,
             target=asdict(job.target),
         ),

@@ -14,9 +14,13 @@ Standard library only at import time; triton is imported when a function needs i
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
 import inspect
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 # Argument attributes as the harness describes them: argument name -> [(attribute, value)],
@@ -172,3 +176,161 @@ def compiler_version() -> str:
     import triton
 
     return str(triton.__version__)
+
+
+# ----------------------------------------------------------------------------------------
+# Launch capture: what Triton's JIT would compile for a launch, without launching.
+#
+# ``kernel[grid](...)`` ends in ``JITFunction.run``, which binds the arguments with the
+# backend's own binder (the specialisation: argument types, constexprs, the attributes such
+# as ``tt.divisibility`` and, on AMD, ``tt.pointer_range``) and compiles what it found. The
+# capture replaces ``run`` for the duration of a ``with`` block: the same binder runs for the
+# backend of a given target (no driver needed), the result is recorded and nothing launches.
+# 3.3 and later bind with ``create_function_from_signature(sig, params, backend)`` and pack
+# with ``JITFunction._pack_args``; 3.2 binds with ``create_binder(backend)`` and describes
+# attributes with the backend's ``AttrsDescriptor``.
+
+# Keyword arguments ``run`` itself adds before binding (not options the launch passed).
+_RUN_ADDED = ("debug", "instrumentation_mode")
+
+
+@dataclass(frozen=True)
+class CapturedLaunch:
+    """One launch as the JIT binds it, in the shape ``ast_source`` takes."""
+
+    kernel: str  # the JITFunction's name
+    module: str  # the module that defines it
+    signature: dict[str, str]  # every argument in order; constexprs typed "constexpr"
+    constexprs: dict[str, Any]
+    attrs: dict[str, list[tuple[str, Any]]]
+    options: dict[str, Any] = field(default_factory=dict)  # options the launch passed
+    file: str = ""  # the kernel's source file (FlagGems generates some into its cache)
+    # What the package was doing when it launched (the capture's ``tags`` callback).
+    tags: dict[str, Any] = field(default_factory=dict)
+
+
+def _jit_class() -> Any:
+    from triton.runtime.jit import JITFunction
+
+    return JITFunction
+
+
+def jit_function(obj: Any) -> Any:
+    """The ``JITFunction`` under launch wrappers (autotuners, heuristics, FlagGems' LibEntry),
+    each of which keeps the function it wraps as ``fn``."""
+    jit = _jit_class()
+    while not isinstance(obj, jit) and hasattr(obj, "fn"):
+        obj = obj.fn
+    return obj
+
+
+def _bind(fn: Any, backend: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CapturedLaunch:
+    names = [p.name for p in fn.params]
+    launch_options = {k: v for k, v in kwargs.items() if k not in names and k not in _RUN_ADDED}
+    if hasattr(fn, "_pack_args"):
+        from triton.runtime.jit import create_function_from_signature
+
+        binder = create_function_from_signature(fn.signature, fn.params, backend)
+        bound, specialization, options = binder(*args, **kwargs)
+        _, by_name, by_path, attrs_by_path = fn._pack_args(
+            backend, kwargs, bound, specialization, options
+        )
+        signature = dict(by_name)
+        constexprs = {names[_top(path)]: value for path, value in by_path.items()}
+        attrs = {
+            names[_top(path)]: [(str(a), v) for a, v in pairs]
+            for path, pairs in attrs_by_path.items()
+            if pairs
+        }
+    else:
+        signature, constexprs, attrs = _bind_32(fn, backend, args, kwargs)
+    return CapturedLaunch(
+        kernel=fn.__name__,
+        module=fn.module,
+        signature=signature,
+        constexprs=constexprs,
+        attrs=attrs,
+        options=launch_options,
+        file=inspect.getsourcefile(fn.fn) or "",
+    )
+
+
+def _top(path: Any) -> int:
+    if len(path) != 1:
+        raise NotImplementedError(f"tuple arguments are not captured yet (path {path})")
+    return int(path[0])
+
+
+def _bind_32(
+    fn: Any, backend: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, str], dict[str, Any], dict[str, list[tuple[str, Any]]]]:
+    """Triton 3.2: the binder gives the types of non-constexpr arguments; the backend's
+    ``AttrsDescriptor`` gives the attributes and the arguments it turns into constants
+    (equal to 1); ``None`` arguments are constants too."""
+    if fn.binder is None:
+        fn.create_binder(backend)
+    bound, sig_and_spec, _, _, _ = fn.binder(*args, **kwargs)
+    values = tuple(bound.values())
+    descriptor = backend.get_attrs_descriptor(fn.params, values)
+    constant_indices = set(descriptor.get_constants())
+    types = iter(sig_and_spec[: len(fn.non_constexpr_indices)])
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    for param, value in zip(fn.params, values, strict=True):
+        if param.is_constexpr:
+            signature[param.name] = "constexpr"
+            constexprs[param.name] = value
+            continue
+        kind = next(types)
+        signature[param.name] = "*i8" if kind == "none" else kind
+        if value is None or param.num in constant_indices:
+            constexprs[param.name] = value
+    attrs: dict[str, list[tuple[str, Any]]] = {}
+    for prop, indices in descriptor.arg_properties.items():
+        for index in indices:
+            if index in constant_indices:
+                continue  # a constant, not an attribute of a runtime argument
+            pair = (prop, descriptor.property_values[prop])
+            attrs.setdefault(fn.params[index].name, []).append(pair)
+    return signature, constexprs, attrs
+
+
+@contextlib.contextmanager
+def captured_launches(
+    target: Any, tags: Callable[[], dict[str, Any]] | None = None
+) -> Iterator[list[CapturedLaunch]]:
+    """Within the block, every ``kernel[grid](...)`` launch is bound for ``target``'s backend
+    and recorded in the yielded list instead of compiling or running; ``tags()``, called at
+    each launch, says what the caller was doing then."""
+    jit = _jit_class()
+    backend = make_backend(target)
+    found: list[CapturedLaunch] = []
+    original = jit.run
+
+    def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> None:
+        launch = _bind(self, backend, args, kwargs)
+        found.append(dataclasses.replace(launch, tags=tags()) if tags else launch)
+
+    jit.run = run
+    try:
+        yield found
+    finally:
+        jit.run = original
+
+
+def active_driver_count() -> int:
+    """How many installed backends' drivers say a device is present."""
+    from triton.backends import backends
+
+    return sum(1 for b in backends.values() if b.driver is not None and b.driver.is_active())
+
+
+_LOC_DEFINITION = re.compile(r"^#loc[0-9]* = .*$", re.MULTILINE)
+_LOC_USE = re.compile(r" loc\(#loc[0-9]*\)")
+
+
+def ir_identity(text: str) -> str:
+    """sha256 of an IR text without its source locations: the identity of the variant
+    compiled, the same for a bundle's copy of the kernel's file as for the original."""
+    bare = _LOC_USE.sub("", _LOC_DEFINITION.sub("", text))
+    return hashlib.sha256(bare.encode("utf-8")).hexdigest()

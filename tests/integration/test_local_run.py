@@ -43,11 +43,17 @@ def test_cpu_lane_compiles_every_config_for_every_target_and_numerics_pass(
     (run_dir,) = (d for d in tmp_path.iterdir() if (d / "run.json").is_file())
     cases = junit.cases(junit.read(run_dir / "merged.xml"))
     by_kind: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    real: dict[str, set[tuple[str, str]]] = {}
     for case in cases:
         assert case.outcome in ("passed", "skipped") or case.name == "test_interpreter_bf16_dot", (
             case
         )
         if case.outcome != "passed" or "kernel" not in case.properties:
+            continue
+        if "source" in case.properties:  # the real-kernel corpus: no config, a scenario
+            real.setdefault(case.properties["source"], set()).add(
+                (case.properties["kernel"], case.properties["target"])
+            )
             continue
         kind = "compile" if case.name.startswith("test_compile") else "numerics"
         target = case.properties.get("target", "-")
@@ -66,6 +72,13 @@ def test_cpu_lane_compiles_every_config_for_every_target_and_numerics_pass(
     assert by_kind[("gdn_post_conv", "compile")] == {(c, t) for c in GDN_CONFIGS for t in targets}
     assert by_kind[("unified_attention", "numerics")] == {(c, "-") for c in ATTENTION_CONFIGS}
     assert by_kind[("gdn_post_conv", "numerics")] == {(c, "-") for c in GDN_CONFIGS}
+
+    vllm = {"kernel_unified_attention", "reduce_segments", "_fused_post_conv_kernel"}
+    assert {(k, t) for k in vllm for t in targets} <= real["vllm 0.24.0"]
+    gems = {k for k, _ in real["flag-gems 5.0.2"]}
+    for op in ("mm_kernel", "bmm_kernel", "softmax", "layer_norm", "rms_norm", "topk", "argmax"):
+        assert any(k.startswith(op) for k in gems), (op, sorted(gems))
+    assert {t for _, t in real["flag-gems 5.0.2"]} == targets
 
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "passed" and record["nodes"] == ["localhost"]

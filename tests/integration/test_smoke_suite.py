@@ -33,7 +33,7 @@ def test_broken_mask_turns_numerics_red(
     shutil.copytree(REPO / "ci", copy / "ci", ignore=shutil.ignore_patterns("__pycache__"))
     kernel = copy / "ci" / "smoke" / "kernels" / "unified_attention.py"
     source = kernel.read_text()
-    good = "seq_mask = seq_offset[None, :] <= context_len + query_pos[:, None]"
+    good = "seq_mask = seq_offset[None, :] <= query_abs_pos"
     assert good in source
     kernel.write_text(source.replace(good, good.replace("<=", "<")))
 

@@ -1,12 +1,15 @@
 """Paged attention with the structure of vLLM's ``kernel_unified_attention`` (2D variant).
 
-Our own kernel, written to reproduce the shape of the IR that vLLM hands a Triton backend:
-one program per (query block, KV head); the Q tile is loaded once; the loop walks KV tiles
+Our own kernel, the small readable form of what vLLM 0.24.0 hands a Triton backend: one
+program per (query block, KV head); the Q tile is loaded once; the loop walks KV tiles
 gathered through a block table; GQA packs ``num_queries_per_kv`` query heads into the rows
 of one tile; a causal mask; and an online softmax whose step is a separate ``@triton.jit``
-helper taking the running max ``M`` and sum ``L`` as arguments and returning
-``(M, L, P, alpha)``. That helper is the pattern on which FlagTree 0.6.0's
-``TritonILUVATARGPUMMAReduceThreadLocality`` pass broke SSA dominance.
+helper taking the running max ``M`` and sum ``L`` and returning ``(M, L, P, alpha)``: the
+pattern on which FlagTree 0.6.0's ``TritonILUVATARGPUMMAReduceThreadLocality`` pass broke
+SSA dominance. The loop body is vLLM's 2D loop without its optional features, op for op
+(``test_vllm_kernels.py::test_mirror_loop_is_vllms_op_for_op`` compares the TTIR); strides
+are i64 as vLLM annotates them. vLLM's 3D path, sliding window, softcap, sinks, alibi and
+FP8 are compiled from vLLM itself (the real-kernel corpus), not mirrored here.
 
 Layouts: ``q``/``out`` ``[tokens, q_heads, head]``; ``k_cache``/``v_cache``
 ``[blocks, block_size, kv_heads, head]``; ``block_table`` ``[seqs, max_blocks]``;
@@ -16,18 +19,18 @@ Layouts: ``q``/``out`` ``[tokens, q_heads, head]``; ``k_cache``/``v_cache``
 import triton
 import triton.language as tl
 
-RCP_LN2: tl.constexpr = tl.constexpr(1.4426950408889634)  # log2(e)
-
 
 @triton.jit
 def softmax_step(S, M, L):
-    # S is in base 2 (scores times log2(e)): exp2 is the hardware's instruction, exp is not.
+    # Op for op as vLLM 0.24.0's softmax_step (triton_attention_helpers.py): base-e exp, the
+    # row sum reduced before alpha. The op that failed in the report is alpha's exp.
     m_j = tl.maximum(M, tl.max(S, axis=1))
-    # A row whose every score is masked keeps -inf: clamp so exp2() below stays finite.
+    # A row whose every score is masked keeps -inf: clamp so exp() below stays finite.
     m_j = tl.where(m_j > float("-inf"), m_j, 0.0)
-    P = tl.exp2(S - m_j[:, None])
-    alpha = tl.exp2(M - m_j)
-    L = L * alpha + tl.sum(P, axis=1)
+    P = tl.exp(S - m_j[:, None])
+    l_j = tl.sum(P, axis=1)
+    alpha = tl.exp(M - m_j)
+    L = L * alpha + l_j
     return m_j, L, P, alpha
 
 
@@ -58,11 +61,11 @@ def unified_attention_kernel(
     query_start_loc_ptr,
     scale,
     num_seqs,
-    block_table_stride,
-    query_stride_0,
-    query_stride_1,
-    output_stride_0,
-    output_stride_1,
+    block_table_stride: tl.int64,
+    query_stride_0: tl.int64,
+    query_stride_1: tl.int64,
+    output_stride_0: tl.int64,
+    output_stride_1: tl.int64,
     stride_k_cache_0,
     stride_k_cache_1,
     stride_k_cache_2,
@@ -104,17 +107,19 @@ def unified_attention_kernel(
     dim_mask = offs_d < HEAD_SIZE
     query_mask_0 = query_pos < cur_batch_query_len
     query_mask_1 = query_offset_1 < num_query_heads
-    row_mask = query_mask_0 & query_mask_1
 
     # Q tile: [BLOCK_M, HEAD_SIZE_PADDED], loaded once.
-    Q = tl.load(q_ptr + query_offset, mask=dim_mask[None, :] & row_mask[:, None], other=0.0)
+    Q = tl.load(
+        q_ptr + query_offset,
+        mask=dim_mask[None, :] & query_mask_0[:, None] & query_mask_1[:, None],
+        other=0.0,
+    )
 
     block_table_offset = seq_idx * block_table_stride
     M = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     L = tl.full([BLOCK_M], 1.0, dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_SIZE_PADDED], dtype=tl.float32)
 
-    qk_scale = scale * RCP_LN2
     seq_len = tl.load(seq_lens_ptr + seq_idx)
     context_len = seq_len - cur_batch_query_len
     # The last key any row of this tile may see (causal), capped at the sequence.
@@ -123,34 +128,38 @@ def unified_attention_kernel(
     )
     max_seq_prefix_len = tl.minimum(max_seq_prefix_len, seq_len)
     num_tiles = (max_seq_prefix_len + TILE_SIZE - 1) // TILE_SIZE
+    offs_t = tl.arange(0, TILE_SIZE)
 
+    # The loop body is vLLM 0.24.0's 2D loop (no window, softcap, alibi, bias or FP8) op for
+    # op: test_vllm_kernels compares the two TTIR op sequences.
     for j in range(0, num_tiles):
-        seq_offset = j * TILE_SIZE + tl.arange(0, TILE_SIZE)
+        seq_offset = j * TILE_SIZE + offs_t
         tile_mask = seq_offset < max_seq_prefix_len
+        # Unmasked, as vLLM's: the block table has room past each row's last block.
         physical_block_idx = tl.load(
-            block_table_ptr + block_table_offset + seq_offset // BLOCK_SIZE,
-            mask=tile_mask,
-            other=0,
+            block_table_ptr + block_table_offset + seq_offset // BLOCK_SIZE
         ).to(tl.int64)
-        k_offset = (
-            physical_block_idx[None, :] * stride_k_cache_0
-            + kv_head_idx * stride_k_cache_2
-            + offs_d[:, None]
-            + (seq_offset % BLOCK_SIZE)[None, :] * stride_k_cache_1
-        )
         v_offset = (
             physical_block_idx[:, None] * stride_v_cache_0
             + kv_head_idx * stride_v_cache_2
             + offs_d[None, :]
             + (seq_offset % BLOCK_SIZE)[:, None] * stride_v_cache_1
         )
+        k_offset = (
+            physical_block_idx[None, :] * stride_k_cache_0
+            + kv_head_idx * stride_k_cache_2
+            + offs_d[:, None]
+            + (seq_offset % BLOCK_SIZE)[None, :] * stride_k_cache_1
+        )
         # K tile: [HEAD_SIZE_PADDED, TILE_SIZE]; V tile: [TILE_SIZE, HEAD_SIZE_PADDED].
         K = tl.load(k_cache_ptr + k_offset, mask=dim_mask[:, None] & tile_mask[None, :], other=0.0)
         V = tl.load(v_cache_ptr + v_offset, mask=dim_mask[None, :] & tile_mask[:, None], other=0.0)
 
-        seq_mask = seq_offset[None, :] <= context_len + query_pos[:, None]
-        S = qk_scale * tl.dot(Q, K)
-        S = tl.where(row_mask[:, None] & seq_mask & tile_mask[None, :], S, float("-inf"))
+        query_abs_pos = context_len + query_pos[:, None]
+        seq_mask = seq_offset[None, :] <= query_abs_pos
+        S = tl.zeros(shape=(BLOCK_M, TILE_SIZE), dtype=tl.float32)
+        S += scale * tl.dot(Q, K)
+        S = tl.where(query_mask_1[:, None] & query_mask_0[:, None] & seq_mask, S, float("-inf"))
 
         M, L, P, alpha = softmax_step(S, M, L)
         acc = acc * alpha[:, None]
@@ -165,5 +174,5 @@ def unified_attention_kernel(
     tl.store(
         out_ptr + output_offset,
         acc.to(out_ptr.dtype.element_ty),
-        mask=dim_mask[None, :] & row_mask[:, None],
+        mask=dim_mask[None, :] & query_mask_0[:, None] & query_mask_1[:, None],
     )

@@ -1,0 +1,69 @@
+"""FlagGems' own operators from the installed flag-gems: every JIT launch its op functions
+make (each autotune config included) in the scenarios of ``flaggems_corpus``, through
+FlagGems' vendor selection for each target of the lane, and compiled there."""
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from ci.smoke import realkernels, taxonomy
+from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
+from ci.smoke.compiler import CompileOutcome
+from ci.smoke.lane import LaneContext, current_context
+
+GROUP = "flaggems_kernels"
+pytestmark = pytest.mark.group(GROUP)
+CONTEXT = current_context()
+LAUNCHES, CAPTURE_ERROR = realkernels.collect("flaggems", GROUP, CONTEXT, artifacts_root())
+TARGETS = {t.label: t for t in CONTEXT.targets}
+
+
+def test_capture(record_property: RecordProperty) -> None:
+    """FlagGems imports for each vendor and its ops ran in every scenario, for every target."""
+    record_property("source", "flag-gems")
+    if CAPTURE_ERROR:
+        fail_with(taxonomy.HARNESS_ERROR, CAPTURE_ERROR, record_property)
+    assert LAUNCHES, "the capture found no launch"
+    record_property("source", LAUNCHES[0].source)
+    record_property("launches", len(LAUNCHES))
+
+
+def _id(launch: realkernels.RealLaunch, index: int) -> str:
+    return f"{launch.target}-{launch.id}-{index}"
+
+
+@pytest.fixture(params=LAUNCHES, ids=[_id(la, i) for i, la in enumerate(LAUNCHES)])
+def launch(
+    request: pytest.FixtureRequest, record_property: RecordProperty
+) -> realkernels.RealLaunch:
+    real: realkernels.RealLaunch = request.param
+    record_property("kernel", real.kernel or "(none launched)")
+    record_property("source", real.source)
+    record_property("scenario", real.scenario)
+    record_property("module", real.module)
+    return real
+
+
+def test_compile(
+    lane: LaneContext,
+    launch: realkernels.RealLaunch,
+    artifacts: Path,
+    record_property: RecordProperty,
+    compile_kernel: Callable[..., CompileOutcome],
+) -> None:
+    if launch.error:
+        fail_with(
+            taxonomy.HARNESS_ERROR,
+            f"FlagGems' {launch.scenario} failed before launching:\n{launch.error}",
+            record_property,
+        )
+    target = TARGETS[launch.target]
+    job = realkernels.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), ())
+    if launch.autotune_candidate:
+        record_property("autotune_candidate", "yes")
+        # Triton's autotuner times a config that runs out of resources as infinitely slow
+        # and launches another: such a config is no failure of the stack.
+        compile_kernel(job, accepted=(taxonomy.OUT_OF_RESOURCES,))
+    else:
+        compile_kernel(job)

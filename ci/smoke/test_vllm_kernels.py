@@ -1,0 +1,221 @@
+"""vLLM's own kernels (``kernel_unified_attention`` 2D and 3D, ``reduce_segments``,
+``_fused_post_conv_kernel``) from the installed vllm: every launch its launchers make in the
+scenarios of ``vllm_corpus``, captured for each target of the lane and compiled there."""
+
+import dataclasses
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, List
+
+import pytest
+
+from ci.smoke import attention, bundle, realkernels, taxonomy, triage
+from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
+from ci.smoke.compiler import CompileJob, CompileOutcome
+from ci.smoke.lane import LaneContext, Target, current_context
+
+GROUP = "vllm_kernels"
+pytestmark = pytest.mark.group(GROUP)
+CONTEXT = current_context()
+# vLLM's source files that the attention kernel's TTGIR must point into.
+ATTENTION_FILES = ("triton_unified_attention.py", "triton_attention_helpers.py")
+
+
+LAUNCHES, CAPTURE_ERROR = realkernels.collect("vllm", GROUP, CONTEXT, artifacts_root())
+TARGETS = {t.label: t for t in CONTEXT.targets}
+
+
+def test_capture(record_property: RecordProperty) -> None:
+    """vLLM imports and its launchers ran in every scenario, for every target."""
+    record_property("source", "vllm")
+    if CAPTURE_ERROR:
+        fail_with(taxonomy.HARNESS_ERROR, CAPTURE_ERROR, record_property)
+    assert LAUNCHES, "the capture found no launch"
+    record_property("source", LAUNCHES[0].source)
+    record_property("launches", len(LAUNCHES))
+
+
+@pytest.fixture(params=LAUNCHES, ids=[f"{la.target}-{la.id}" for la in LAUNCHES])
+def launch(
+    request: pytest.FixtureRequest, record_property: RecordProperty
+) -> realkernels.RealLaunch:
+    real: realkernels.RealLaunch = request.param
+    record_property("kernel", real.kernel or "(none launched)")
+    record_property("source", real.source)
+    record_property("scenario", real.scenario)
+    return real
+
+
+def test_compile(
+    lane: LaneContext,
+    launch: realkernels.RealLaunch,
+    artifacts: Path,
+    record_property: RecordProperty,
+    compile_kernel: Callable[[CompileJob], CompileOutcome],
+) -> None:
+    if launch.error:
+        fail_with(
+            taxonomy.HARNESS_ERROR,
+            f"vLLM's launcher failed in scenario {launch.scenario} before launching:\n"
+            f"{launch.error}",
+            record_property,
+        )
+    target: Target = TARGETS[launch.target]
+    keep = ("ttgir",) if launch.kernel == "kernel_unified_attention" else ()
+    job = realkernels.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), keep)
+    outcome = compile_kernel(job)
+    if keep and "ttgir" in outcome.stages:
+        ttgir = (artifacts / f"{launch.kernel}.ttgir").read_text(encoding="utf-8")
+        files = sorted(set(re.findall(r'loc\("[^"]*?([^"/]+\.py)"', ttgir)))
+        record_property("ttgir_files", ",".join(files))
+        missing = [f for f in ATTENTION_FILES if f not in files]
+        assert not missing, f"the TTGIR has no location in vLLM's {missing} (it has {files})"
+
+
+# The launch the identity tests compile: the 3D decode kernel, on the lane's first target.
+IDENTITY_SCENARIO = "decode-hd128-gqa8"
+# A captured attr the tests drop: the KV cache's page stride, divisible by 16 at every launch.
+DROPPED_ATTR = "stride_k_cache_0"
+
+
+def _identity_launch() -> realkernels.RealLaunch:
+    first = CONTEXT.targets[0].label
+    for real in LAUNCHES:
+        if (real.target, real.scenario, real.kernel) == (
+            first,
+            IDENTITY_SCENARIO,
+            "kernel_unified_attention",
+        ):
+            return real
+    pytest.fail(f"no capture of {IDENTITY_SCENARIO} for {first}: {CAPTURE_ERROR}", pytrace=False)
+    raise AssertionError("unreachable")
+
+
+def test_dropping_a_captured_attr_changes_the_compile(
+    lane: LaneContext,
+    artifacts: Path,
+    compile_kernel: Callable[[CompileJob], CompileOutcome],
+) -> None:
+    """The captured attrs reach the compile: without one of them, another variant compiles."""
+    real = _identity_launch()
+    target = TARGETS[real.target]
+    assert ("tt.divisibility", 16) in real.attrs[DROPPED_ATTR]
+    job = realkernels.compile_job(
+        real, target, str(artifacts / "captured"), compile_timeout_s(lane), ()
+    )
+    dropped = {k: v for k, v in job.attrs.items() if k != DROPPED_ATTR}
+    full = compile_kernel(job)
+    without = compile_kernel(
+        dataclasses.replace(job, attrs=dropped, artifacts=str(artifacts / "dropped"))
+    )
+    assert full.ttgir_sha256 and without.ttgir_sha256
+    assert full.ttgir_sha256 != without.ttgir_sha256, (
+        f"dropping {DROPPED_ATTR}'s attrs compiled the same TTGIR"
+    )
+
+
+def test_bundle_replays_the_variant_the_test_compiled(
+    lane: LaneContext,
+    artifacts: Path,
+    record_property: RecordProperty,
+    compile_kernel: Callable[[CompileJob], CompileOutcome],
+) -> None:
+    """A reproducer bundle written from a compile job replays to the same TTGIR (identity
+    without source locations: the bundle's copy of vLLM's file lies elsewhere)."""
+    real = _identity_launch()
+    target = TARGETS[real.target]
+    job = realkernels.compile_job(
+        real, target, str(artifacts / "test"), compile_timeout_s(lane), ()
+    )
+    compiled = compile_kernel(job)
+    folder = bundle.write(
+        artifacts / "bundle",
+        bundle.CompileSpec(
+            source=triage.source_file(job),
+            function=job.kernel,
+            signature=job.signature,
+            constexprs=job.constexprs,
+            attrs=job.attrs,
+            options=job.options,
+            target=dataclasses.asdict(target),
+        ),
+        "written by the bundle identity test",
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.update(job.import_env)
+    out = artifacts / "replay"
+    done = subprocess.run(
+        [sys.executable, "replay.py", "--out", str(out)],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=compile_timeout_s(lane),
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    replayed = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    record_property("replay_ttgir_sha256", replayed["ttgir_sha256"])
+    assert replayed["ttgir_sha256"] == compiled.ttgir_sha256
+
+
+# The mirror's config and vLLM's scenario whose loops must be the same ops: vLLM's prefill
+# launch at head 128, GQA 4 (BLOCK_M 16, TILE_SIZE 32) and the mirror at the same tiles.
+MIRROR_SCENARIO = "prefill-hd128-gqa4"
+MIRROR_CONFIG = "hd128-bm16-t32-w4-s2-bf16"
+_OP = re.compile(r"^\s*(?:%\S+ = )?([a-z_]+\.[a-z_.]+)")
+
+
+def loop_ops(ttir: str) -> List[str]:
+    """The op names of the first ``scf.for`` loop's body, in order."""
+    lines = ttir.splitlines()
+    start = next(i for i, line in enumerate(lines) if " scf.for " in line)
+    depth = lines[start].count("{") - lines[start].count("}")
+    ops = []
+    for line in lines[start + 1 :]:
+        match = _OP.match(line)
+        if match:
+            ops.append(match.group(1))
+        depth += line.count("{") - line.count("}")
+        if depth <= 0:
+            break
+    return ops
+
+
+def test_mirror_loop_is_vllms_op_for_op(
+    lane: LaneContext,
+    artifacts: Path,
+    compile_kernel: Callable[[CompileJob], CompileOutcome],
+) -> None:
+    """The mirror's KV loop is vLLM 0.24.0's, op for op, in TTIR (its softmax step included:
+    ``tl.exp``, the row sum before alpha)."""
+    first = CONTEXT.targets[0]
+    real = next(
+        (
+            r
+            for r in LAUNCHES
+            if (r.target, r.scenario, r.kernel)
+            == (first.label, MIRROR_SCENARIO, "kernel_unified_attention")
+        ),
+        None,
+    )
+    assert real is not None, f"no capture of {MIRROR_SCENARIO} for {first.label}"
+    timeout = compile_timeout_s(lane)
+    vllm_job = realkernels.compile_job(real, first, str(artifacts / "vllm"), timeout, ("ttir",))
+    config = next(c for c in attention.CONFIGS if c.id == MIRROR_CONFIG)
+    mirror_job = dataclasses.replace(
+        attention.compile_job(config, first, str(artifacts / "mirror"), timeout), keep_ir=("ttir",)
+    )
+    compile_kernel(vllm_job)
+    compile_kernel(mirror_job)
+    theirs = loop_ops((artifacts / "vllm" / f"{vllm_job.kernel}.ttir").read_text("utf-8"))
+    ours = loop_ops((artifacts / "mirror" / f"{mirror_job.kernel}.ttir").read_text("utf-8"))
+    assert len(theirs) > 50 and "math.exp" in theirs
+    assert ours == theirs, "\n".join(
+        difflib.unified_diff(theirs, ours, "vllm", "mirror", lineterm="", n=1)
+    )

@@ -1,0 +1,83 @@
+"""The real-kernel corpus's plain-data parts: JIT attrs of the mirrors, the IR identity, the
+capture document read back into compile jobs, FlagGems' vendor names (no Triton needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ci.smoke import flaggems_corpus, realkernels
+from ci.smoke.compiler import jit_attrs
+from ci.smoke.lane import Target
+from ci.smoke.tritonapi import ir_identity
+
+HIP = Target("hip", "gfx942", 64, 65536)
+CUDA = Target("cuda", 90, 32, 232448)
+
+
+def test_jit_attrs_mark_pointers_and_multiples_of_16_and_amd_pointer_ranges() -> None:
+    ints = {"stride_x": 4096, "stride_a": 6}
+    assert jit_attrs(CUDA, ["x_ptr"], ints) == {
+        "x_ptr": [("tt.divisibility", 16)],
+        "stride_x": [("tt.divisibility", 16)],
+    }
+    assert jit_attrs(HIP, ["x_ptr"], ints)["x_ptr"] == [
+        ("tt.divisibility", 16),
+        ("tt.pointer_range", 32),
+    ]
+
+
+def test_ir_identity_ignores_source_locations_only() -> None:
+    here = '%0 = tt.load %p loc(#loc3)\n#loc3 = loc("/site-packages/vllm/x.py":415:19)\n'
+    there = '%0 = tt.load %p loc(#loc7)\n#loc7 = loc("/bundle/kernel_x.py":415:19)\n'
+    other = '%0 = tt.load %q loc(#loc3)\n#loc3 = loc("/site-packages/vllm/x.py":415:19)\n'
+    assert ir_identity(here) == ir_identity(there)
+    assert ir_identity(here) != ir_identity(other)
+
+
+def test_a_capture_document_becomes_compile_jobs_with_its_attrs_and_environment() -> None:
+    document = {
+        "package": "vllm",
+        "version": "0.24.0",
+        "import_env": {"CUDA_VISIBLE_DEVICES": ""},
+        "results": [
+            {
+                "target": "gfx942",
+                "scenario": "decode",
+                "launches": [
+                    {
+                        "kernel": "reduce_segments",
+                        "module": "vllm.v1.attention.ops.triton_unified_attention",
+                        "signature": {"out_ptr": "*bf16", "TILE_SIZE": "constexpr"},
+                        "constexprs": {"TILE_SIZE": 16},
+                        "attrs": {"out_ptr": [["tt.divisibility", 16], ["tt.pointer_range", 32]]},
+                        "options": {},
+                        "module_file": "/site/vllm/v1/attention/ops/triton_unified_attention.py",
+                        "tags": {},
+                    }
+                ],
+            },
+            {"target": "gfx942", "scenario": "broken", "error": "E", "traceback": "Trace"},
+        ],
+    }
+    launch, broken = realkernels._launches(document)
+    assert (launch.source, launch.id, broken.error) == (
+        "vllm 0.24.0",
+        "decode-reduce_segments",
+        "Trace",
+    )
+    job = realkernels.compile_job(launch, HIP, "art", 10.0, ("ttgir",))
+    assert job.attrs == {"out_ptr": [("tt.divisibility", 16), ("tt.pointer_range", 32)]}
+    assert job.import_env == {"CUDA_VISIBLE_DEVICES": ""}
+    assert job.keep_ir == ("ttgir",) and job.module_file.endswith("triton_unified_attention.py")
+
+
+def test_flaggems_vendor_names_and_environment() -> None:
+    assert flaggems_corpus.vendor("cpu", "hip") == "amd"
+    assert flaggems_corpus.vendor("kunlun", "xpu") == "kunlunxin"
+    assert flaggems_corpus.vendor("cpu", "npu") is None
+    env = flaggems_corpus.vendor_env("nvidia", Path("/w"))
+    assert env == {
+        "GEMS_VENDOR": "nvidia",
+        "FLAGGEMS_DB_URL": "sqlite://",
+        "FLAGGEMS_CACHE_DIR": "/w/flaggems-nvidia",
+    }
