@@ -12,6 +12,7 @@ repository root with the controller venv (needs Docker, like the integration tes
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 from ci import images
 from ci.engine import connect
 from ci.environment import cache_root
+from ci.executors import SuiteRequest, smoke_command
 from ci.lanes import load_matrix
 
 # The SSH test node is the tests' fixture (tests/fixtures/sshnodes.py).
@@ -38,7 +40,7 @@ def timed(args: list[str]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--workers", default="2")
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
@@ -53,14 +55,14 @@ def main() -> int:
             inv = sshnodes.write_inventory(root / "inventory.yml", [node], key)
             remote = [sys.executable, "-m", "ci.cli", "run", "--lanes", lane.name,
                       "--inventory", str(inv), "--results", str(root / "results"),
-                      "--no-history", "--workers", args.workers, "--", *extra]  # fmt: skip
+                      "--no-history", "--workers", str(args.workers), "--", *extra]  # fmt: skip
             out = root / "direct"
-            out.mkdir(mode=0o777)
-            out.chmod(0o777)
-            direct = ["docker", "run", "--rm", "--volume", f"{out}:/results", image,
-                      "python", "-m", "ci.smoke", "--results", "/results", "--node", "bench",
-                      "--", "-q", "-n", args.workers, f"--timeout={lane.test_timeout_s}",
-                      *extra]  # fmt: skip
+            out.mkdir()
+            request = SuiteRequest(workers=args.workers, pytest_args=tuple(extra))
+            direct = ["docker", "run", "--rm", "--volume", f"{out}:/results",
+                      "--env", "FLAGCI_NODE=bench", "--user", f"{os.getuid()}:{os.getgid()}",
+                      "--env", "HOME=/tmp", image,
+                      *smoke_command("python", "/results", lane, request)]  # fmt: skip
             timed(remote)  # warm-up: SSH host keys, page cache
             remote_s = [timed(remote) for _ in range(args.repeat)]
             direct_s = [timed(direct) for _ in range(args.repeat)]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ci import engine, environment, images, process, reporter, runrecord
-from ci.errors import EnvironmentSetupError, InfrastructureError
+from ci.errors import ConfigError, EnvironmentSetupError, InfrastructureError
 from ci.lanes import Lane, LaneMatrix
 
 LOCAL_NODE = "localhost"
@@ -90,11 +90,11 @@ def smoke_command(python: str, results: str, lane: Lane, request: SuiteRequest) 
     ]
 
 
-def suite_problem(lane: str, exit_code: int) -> str:
+def suite_problem(exit_code: int) -> str:
     """ "" when a suite's exit status says it ran to its end, else the infrastructure error."""
     if exit_code in SUITE_FINISHED:
         return ""
-    return f"lane '{lane}': the smoke suite exited with status {exit_code}"
+    return f"the smoke suite exited with status {exit_code}"
 
 
 def run_lanes(
@@ -135,7 +135,7 @@ class LocalVenvExecutor:
             try:
                 with run.step(f"{lane.name}: prepare environment"):
                     env = environment.prepare(self.matrix, lane, self.cache, node=LOCAL_NODE)
-            except EnvironmentSetupError as err:
+            except (EnvironmentSetupError, ConfigError) as err:  # this lane's, not the run's
                 outcomes.append(LaneOutcome(LOCAL_NODE, lane.name, f"environment: {err}"))
                 continue
             with run.step(f"{lane.name}: smoke suite"):
@@ -176,7 +176,7 @@ class LocalImageExecutor:
                     ref = images.build(docker, self.matrix, lane, cache / "wheelhouse").ref
                     info = docker.image(ref)
                     user = info.user if info is not None else ""
-            except (EnvironmentSetupError, InfrastructureError) as err:
+            except (EnvironmentSetupError, ConfigError, InfrastructureError) as err:
                 outcomes.append(LaneOutcome(LOCAL_NODE, lane.name, f"image: {err}"))
                 continue
             with run.step(f"{lane.name}: smoke suite in {ref}"):
@@ -239,4 +239,4 @@ def _run_suite(argv: list[str], lane: Lane, folder: Path, env: dict[str, str]) -
         )
     except InfrastructureError as err:
         return str(err)
-    return suite_problem(lane.name, result.returncode)
+    return suite_problem(result.returncode)

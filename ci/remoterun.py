@@ -4,8 +4,8 @@
 vendors it lists in ``flagci_vendors``), makes sure each lane's image exists on the
 controller, then drives ``playbooks/run.yml`` through ansible-runner's Python API,
 reporting per-host progress from its events. Each node brings home one
-``<node>__<lane>.tgz`` per lane (the collect role), unpacked into the run's part ``results/<run-id>/lanes/<node>__<lane>/``: the same
-layout as every other executor's.
+``<node>__<lane>.tgz`` per lane (the collect role), unpacked into the run's part
+``results/<run-id>/lanes/<node>__<lane>/``: the layout of every executor.
 
 A node that fails for infrastructure reasons (unreachable, unhealthy at preflight, a failed
 deploy, lost mid-run) is tried once more with the lanes it did not finish; a lane that ran
@@ -27,7 +27,7 @@ from typing import Any
 import ansible_runner
 
 from ci import engine, environment, executors, images, inventory, process, reporter, runrecord
-from ci.errors import EnvironmentSetupError, InfrastructureError
+from ci.errors import ConfigError, EnvironmentSetupError, InfrastructureError
 from ci.lanes import Lane, LaneMatrix
 
 # SSH: a node that stops answering is given up on within about 30 s; a host that does not
@@ -258,7 +258,7 @@ def lane_problem(folder: Path) -> str:
     code = status.get("exit_code")
     if code is None:
         return f"waiting for the lane container failed: {status.get('wait_error') or 'unknown'}"
-    problem = executors.suite_problem(str(status.get("lane", "?")), int(code))
+    problem = executors.suite_problem(int(code))
     return f"{problem} (see container.log)" if problem else ""
 
 
@@ -298,7 +298,7 @@ class NodeExecutor:
             for lane in lanes:
                 try:
                     built = images.build(docker, self.matrix, lane, cache / "wheelhouse")
-                except EnvironmentSetupError as err:
+                except (EnvironmentSetupError, ConfigError) as err:  # this lane's alone
                     for (_, name), part in parts.items():
                         if name == lane.name:
                             part.infrastructure_error = f"image: {err}"

@@ -83,11 +83,7 @@ def after_run(args: argparse.Namespace, result: runrecord.RunResult) -> int:
     out = reporter.current()
     out.line("\n" + report.summary_table(result.results))
     out.line(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
-    if not args.no_history:
-        db = Path(args.history) if args.history else Path(args.results) / "history.sqlite"
-        history.ingest_run(db, result.run_dir)
-        page = dashboard.build(db, db.parent / "dashboard")
-        out.line(f"history: {db}; dashboard: {page}")
+    record_history(args, result)
     if result.status == "error":
         raise InfrastructureError(f"run {result.run_dir.name}: some lanes could not run")
     if result.status == "failed":
@@ -95,3 +91,13 @@ def after_run(args: argparse.Namespace, result: runrecord.RunResult) -> int:
             f"run {result.run_dir.name}: {len(result.failed)} testcase(s) failed"
         )
     return 0
+
+
+def record_history(args: argparse.Namespace, result: runrecord.RunResult) -> None:
+    """Add the run to the history (unless ``--no-history``) and rebuild the dashboard."""
+    if args.no_history:
+        return
+    db = Path(args.history) if args.history else Path(args.results) / "history.sqlite"
+    history.ingest_run(db, result.run_dir)
+    page = dashboard.build(db, db.parent / "dashboard")
+    reporter.current().line(f"history: {db}; dashboard: {page}")
