@@ -413,3 +413,47 @@ def test_a_lane_survives_its_ssh_connection_being_cut_and_is_collected(
         assert (status["exit_code"], status["timed_out"]) == (0, False)
     finally:
         sshnodes.remove(engine, [node])
+
+
+BISECT_LANES = REPO / "tests" / "fixtures" / "lanes-bisect.toml"
+
+
+def test_bisect_over_ssh_nodes_walks_the_family_in_order_as_an_ordinary_run(
+    engine: Engine, node_image: str, key: Path, node_root: Path, tmp_path: Path
+) -> None:
+    node = sshnodes.start_node(engine, node_image, "bisect", key, node_root)
+    try:
+        inv = sshnodes.write_inventory(tmp_path / "inventory.yml", [node], key)
+        results, report = tmp_path / "results", tmp_path / "bisect.json"
+        code = cli.main(
+            ["--lanes-file", str(BISECT_LANES), "bisect", "--family", "cpu",
+             "--test", "test_backends.py::test_inductor_target", "--inventory", str(inv),
+             "--results", str(results), "--json", str(report)]
+        )  # fmt: skip
+        assert code == 0
+        data = json.loads(report.read_text())
+        lanes = ["cpu-triton-3.2.0", "cpu-triton-3.4.0", "cpu-triton-3.5.1"]
+        assert [lane["lane"] for lane in data["lanes"]] == lanes  # the family's order
+        assert [lane["outcome"] for lane in data["lanes"]] == ["passed", "failed", "passed"]
+        assert "0 compatible backends for target (corex)" in data["lanes"][1]["detail"]
+        assert (data["first_bad"], data["last_good"], data["first_good"]) == (
+            "cpu-triton-3.4.0",
+            "cpu-triton-3.2.0",
+            "cpu-triton-3.5.1",
+        )
+        run_dir = results / data["run"]
+        record = json.loads((run_dir / "run.json").read_text())
+        assert record["kind"] == "bisect" and record["nodes"] == ["bisect"]
+        assert [p["lane"] for p in record["parts"]] == lanes
+        for lane in lanes:
+            part = run_dir / "lanes" / f"bisect__{lane}"
+            cases = junit_cases(part / "junit.xml")
+            assert set(cases) == {"test_inductor_target"}  # only the test, on each lane
+            props = {
+                p.get("name"): p.get("value")
+                for p in cases["test_inductor_target"].iter("property")
+            }
+            assert props["triton_version"] == lane.rpartition("-")[2]
+        assert (results / "history.sqlite").is_file()
+    finally:
+        sshnodes.remove(engine, [node])
