@@ -434,7 +434,8 @@ def test_bisect_over_ssh_nodes_walks_the_family_in_order_as_an_ordinary_run(
         data = json.loads(report.read_text())
         lanes = ["cpu-triton-3.2.0", "cpu-triton-3.4.0", "cpu-triton-3.5.1"]
         assert [lane["lane"] for lane in data["lanes"]] == lanes  # the family's order
-        assert [lane["outcome"] for lane in data["lanes"]] == ["passed", "failed", "passed"]
+        outcomes = [lane["outcome"] for lane in data["lanes"]]
+        assert outcomes == ["passed", "failed", "passed"], data["lanes"]
         assert "0 compatible backends for target (corex)" in data["lanes"][1]["detail"]
         assert (data["first_bad"], data["last_good"], data["first_good"]) == (
             "cpu-triton-3.4.0",
