@@ -17,8 +17,8 @@ from junitparser import JUnitXml
 
 from ci import environment, executors
 from ci.lanes import LaneMatrix, load_matrix
+from ci.smoke.signatures import signature_of
 from ci.triage.bisect import bisect
-from ci.triage.signatures import signature_of
 
 pytestmark = pytest.mark.integration
 
