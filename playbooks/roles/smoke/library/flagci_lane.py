@@ -27,6 +27,7 @@ options:
   status: {description: Fields copied into status.json (lane, node, image)., type: dict, required: true}
   timeout_s: {description: Seconds the lane may run., type: int, required: true}
   as_caller: {description: Run the container as the connecting user., type: bool, default: false}
+  model_path: {description: The vLLM test's model folder; mounted read-only when the node has it., type: path}
 author: flagci
 """
 
@@ -62,6 +63,7 @@ def main():
             "status": {"type": "dict", "required": True},
             "timeout_s": {"type": "int", "required": True},
             "as_caller": {"type": "bool", "default": False},
+            "model_path": {"type": "path"},
         },
         supports_check_mode=True,
     )
@@ -76,7 +78,10 @@ def main():
     user = []
     if p["as_caller"]:
         user = ["--user", f"{os.getuid()}:{os.getgid()}", "--env", "HOME=/tmp", "--tmpfs", "/tmp"]
-    argv = ["run", "--detach", "--name", name, *user, *p["docker_args"], p["image"], *p["command"]]
+    model = p["model_path"]
+    mount = ["--volume", f"{model}:{model}:ro"] if model and os.path.isdir(model) else []
+    argv = ["run", "--detach", "--name", name, *user, *mount, *p["docker_args"], p["image"],
+            *p["command"]]
     status = {**p["status"], "timed_out": False, "timeout_s": p["timeout_s"]}
     started = docker(*argv)
     if started.returncode != 0:
