@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from ci import environment
+from ci.executors import workers_arg
 from ci.lanes import load_matrix
-from ci.localrun import worker_count
 
 
 def timed(args: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -37,7 +37,7 @@ def main() -> int:
     matrix = load_matrix()
     lane = matrix.default
     env_dir = environment.prepare(matrix, lane)  # warm: both sides start from a built venv
-    workers = str(worker_count(0))
+    workers = workers_arg(0)  # as flagci run passes it: one per core
     base_env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     flagci, direct = [], []
     with tempfile.TemporaryDirectory() as tmp:

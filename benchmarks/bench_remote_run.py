@@ -1,10 +1,14 @@
-"""Wall time of a warm `flagci run --inventory` of the CPU lane on one SSH test node against
-the same smoke suite run directly in the lane's container on the same Docker engine.
+"""Fixed overhead of a warm `flagci run --inventory` of the CPU lane on one SSH test node,
+against the same smoke suite run directly in the lane's container on the same Docker engine.
 
-The difference is the remote run's overhead: reading the inventory, ansible-runner and SSH,
-preflight, the deploy check, collect (pack, fetch, unpack) and cleanup, merging JUnit. Both
-sides start warm: the lane image and the node exist before the first timing. Run from the
-repository root with the controller venv (needs Docker, like the integration tests):
+The fixed overhead is what is not the suite: reading the inventory, ansible-runner and SSH,
+preflight, the deploy check, starting and watching the lane, collect (pack, fetch, unpack)
+and cleanup, merging JUnit. Each run's overhead is its wall time less the suite's own time
+(the JUnit testsuite's ``time``), so that the suite's run-to-run spread on a loaded machine
+stays out of the figure; the direct `docker run`'s own overhead (container and pytest
+start) is subtracted too. Both sides start warm: the lane image and the node exist before
+the first timing, and the two kinds of run alternate. Run from the repository root with the
+controller venv (needs Docker, like the integration tests):
 
     .venv/bin/python benchmarks/bench_remote_run.py [--repeat N] [-- extra pytest args]
 """
@@ -12,16 +16,20 @@ repository root with the controller venv (needs Docker, like the integration tes
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 from ci import images
 from ci.engine import connect
 from ci.environment import cache_root
+from ci.executors import SuiteRequest, smoke_command
 from ci.lanes import load_matrix
 
 # The SSH test node is the tests' fixture (tests/fixtures/sshnodes.py).
@@ -29,16 +37,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.fixtures import sshnodes
 
 
-def timed(args: list[str]) -> float:
+def timed(args: list[str], junit_of: Callable[[], Path]) -> tuple[float, float]:
+    """(wall seconds, the suite's own seconds from its JUnit) of one run of ``args``."""
     started = time.perf_counter()
     subprocess.run(args, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    root = ET.parse(junit_of()).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    return wall, sum(float(suite.get("time") or 0) for suite in suites)
+
+
+def show(name: str, runs: list[tuple[float, float]]) -> float:
+    overheads = [wall - suite for wall, suite in runs]
+    cells = ", ".join(f"{wall:.1f} s (suite {suite:.1f} s)" for wall, suite in runs)
+    print(f"{name}: {cells}; overhead median {statistics.median(overheads):.1f} s")
+    return statistics.median(overheads)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--workers", default="2")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
@@ -51,25 +70,32 @@ def main() -> int:
         node = sshnodes.start_node(engine, node_image, "bench", key, root / "nodes")
         try:
             inv = sshnodes.write_inventory(root / "inventory.yml", [node], key)
+            results = root / "results"
             remote = [sys.executable, "-m", "ci.cli", "run", "--lanes", lane.name,
-                      "--inventory", str(inv), "--results", str(root / "results"),
-                      "--no-history", "--workers", args.workers, "--", *extra]  # fmt: skip
+                      "--inventory", str(inv), "--results", str(results),
+                      "--no-history", "--workers", str(args.workers), "--", *extra]  # fmt: skip
+
+            def remote_junit() -> Path:
+                newest = max(results.iterdir(), key=lambda p: p.name)
+                return newest / "lanes" / f"bench__{lane.name}" / "junit.xml"
+
             out = root / "direct"
-            out.mkdir(mode=0o777)
-            out.chmod(0o777)
-            direct = ["docker", "run", "--rm", "--volume", f"{out}:/results", image,
-                      "python", "-m", "ci.smoke", "--results", "/results", "--node", "bench",
-                      "--", "-q", "-n", args.workers, f"--timeout={lane.test_timeout_s}",
-                      *extra]  # fmt: skip
-            timed(remote)  # warm-up: SSH host keys, page cache
-            remote_s = [timed(remote) for _ in range(args.repeat)]
-            direct_s = [timed(direct) for _ in range(args.repeat)]
+            out.mkdir()
+            request = SuiteRequest(workers=args.workers, pytest_args=tuple(extra))
+            direct = ["docker", "run", "--rm", "--volume", f"{out}:/results",
+                      "--env", "FLAGCI_NODE=bench", "--user", f"{os.getuid()}:{os.getgid()}",
+                      "--env", "HOME=/tmp", image,
+                      *smoke_command("python", "/results", lane, request)]  # fmt: skip
+            timed(remote, remote_junit)  # warm-up: SSH host keys, page cache
+            remote_runs, direct_runs = [], []
+            for _ in range(args.repeat):
+                remote_runs.append(timed(remote, remote_junit))
+                direct_runs.append(timed(direct, lambda: out / "junit.xml"))
         finally:
             sshnodes.remove(engine, [node])
-    r, d = statistics.median(remote_s), statistics.median(direct_s)
-    print(f"flagci run --inventory (1 node): {', '.join(f'{s:.1f}' for s in remote_s)} s")
-    print(f"docker run of the same suite:    {', '.join(f'{s:.1f}' for s in direct_s)} s")
-    print(f"median {r:.1f} s vs {d:.1f} s: overhead {r - d:.1f} s, ratio {r / d:.2f}x")
+    r = show("flagci run --inventory (1 node)", remote_runs)
+    d = show("docker run of the same suite   ", direct_runs)
+    print(f"fixed overhead of the remote run per (node, lane): {r - d:.1f} s")
     return 0
 
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 from dataclasses import asdict, dataclass
 
-from ci import process
+from ci import process, reporter
 from ci.engine import Engine
 from ci.errors import EnvironmentSetupError
 
@@ -57,7 +56,7 @@ def ensure(engine: Engine, base: DebianBase = DEBIAN_BASE) -> str:
     found = engine.image(base.ref)
     if found is not None and found.labels.get(RECIPE_LABEL) == base.recipe:
         return base.ref
-    print(f"making base image {base.ref} with debootstrap", file=sys.stderr, flush=True)
+    reporter.current().line(f"making base image {base.ref} with debootstrap")
     work = engine.scratch / f"base-{base.recipe}"
     root = work / "rootfs"
     work.mkdir(parents=True, exist_ok=True)

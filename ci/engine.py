@@ -36,6 +36,7 @@ class ImageInfo:
     created: str
     size: int
     repo_digests: tuple[str, ...] = ()  # "registry/repository@sha256:...", once pushed
+    user: str = ""  # the image's USER ("" : root)
 
     @classmethod
     def of(cls, image: Image) -> ImageInfo:
@@ -46,6 +47,7 @@ class ImageInfo:
             created=str(image.attrs.get("Created", "")),
             size=int(image.attrs.get("Size", 0)),
             repo_digests=tuple(image.attrs.get("RepoDigests") or ()),
+            user=str((image.attrs.get("Config") or {}).get("User") or ""),
         )
 
 

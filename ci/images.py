@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from ci import atomic, baseimage, process, wheelhouse
+from ci import atomic, baseimage, process, reporter, wheelhouse
 from ci.engine import Engine, ImageInfo
 from ci.environment import source_root
 from ci.errors import EnvironmentSetupError, UsageError
@@ -217,7 +217,6 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def follow(
     events: Iterable[Mapping[str, Any]],
     lane: str,
-    out: IO[str],
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[str, tuple[Step, ...]]:
     """Echo a build's events with progress; return the image id and each step's duration.
@@ -235,7 +234,7 @@ def follow(
         if current is not None:
             steps.append(Step(*current, seconds=clock() - started, cached=cached))
             mark = "cached" if cached else "done"
-            print(f"[{lane}]   {mark} in {steps[-1].seconds:.1f} s", file=out, flush=True)
+            reporter.current().line(f"[{lane}]   {mark} in {steps[-1].seconds:.1f} s")
 
     for event in events:
         if "error" in event:
@@ -255,13 +254,13 @@ def follow(
                 current = (int(match[1]), int(match[2]), match[3])
                 started, cached = clock(), False
                 tail.clear()
-                print(f"[{lane}] step {line[5:]}", file=out, flush=True)
+                reporter.current().line(f"[{lane}] step {line[5:]}")
                 continue
             if line.strip() == "---> Using cache":
                 cached = True
             if line.strip():
                 tail.append(line)
-                print(f"[{lane}]   {line}", file=out, flush=True)
+                reporter.current().line(f"[{lane}]   {line}")
     close_step()
     if not image_id:
         raise EnvironmentSetupError(f"lane '{lane}': the image build ended without an image")
@@ -356,14 +355,13 @@ def build(
     wheelhouse_root: Path,
     *,
     nocache: bool = False,
-    out: IO[str] = sys.stderr,
 ) -> BuildReport:
     """Build ``lane``'s image unless its tag exists (``nocache``: build every layer anew)."""
     started = time.monotonic()
     recipe = recipe_for(lane)
     existing = engine.image(recipe.ref)
     if existing is not None and not nocache:
-        print(f"[{lane.name}] {recipe.ref} exists: nothing to build", file=out, flush=True)
+        reporter.current().line(f"[{lane.name}] {recipe.ref} exists: nothing to build")
         return BuildReport(lane.name, recipe.ref, existing.id, built=False, seconds=0.0)
     if lane.base_image == baseimage.DEBIAN_BASE.ref:
         baseimage.ensure(engine)
@@ -376,10 +374,10 @@ def build(
         engine.scratch / f"context-{recipe.content_hash}",
     )
     add_smoke_wheel(context / "smoke")
-    print(f"[{lane.name}] building {recipe.ref} from {recipe.dockerfile}", file=out, flush=True)
+    reporter.current().line(f"[{lane.name}] building {recipe.ref} from {recipe.dockerfile}")
     events = engine.build(context, tag=recipe.ref, buildargs=recipe.buildargs, nocache=nocache)
     try:
-        image_id, steps = follow(events, lane.name, out)
+        image_id, steps = follow(events, lane.name)
     finally:
         shutil.rmtree(context, ignore_errors=True)
     return BuildReport(

@@ -18,6 +18,8 @@ from ci import nodehealth, process
 from ci.errors import ConfigError, InfrastructureError, UsageError
 from ci.lanes import VENDORS, Lane
 
+# The node's work folder unless the inventory sets flagci_node_workdir: the one definition
+# (the playbooks receive each host's folder in flagci_hosts).
 DEFAULT_WORKDIR = "/var/tmp/flagci"
 
 
@@ -78,8 +80,9 @@ class Node:
         return lane.vendor in self.vendors
 
     def expectation(self, lanes: list[Lane]) -> nodehealth.Expectation:
-        """What preflight expects of this node running ``lanes`` (see the preflight role's
-        defaults: the first lane with an SMI tool, unless the inventory says otherwise)."""
+        """What preflight expects of this node running ``lanes``: the first lane with an SMI
+        tool, unless the inventory says otherwise (``preflight_*``). The one derivation: the
+        preflight role's defaults receive it through ``flagci_hosts``."""
         accel = next((lane for lane in lanes if lane.device.smi), None)
         smi = accel.device.smi if accel else ""
         count = accel.hardware.count if accel and accel.hardware else 0

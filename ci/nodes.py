@@ -7,13 +7,13 @@ a node is expected to show what preflight would expect for the lanes of its vend
 from __future__ import annotations
 
 import shlex
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from fabric import Connection
 
-from ci import inventory, nodehealth
+from ci import inventory, nodehealth, process
+from ci.errors import InfrastructureError
 from ci.lanes import LaneMatrix
 
 PROBE_TIMEOUT_S = 60
@@ -44,10 +44,15 @@ def _connection(node: inventory.Node) -> Connection:
 
 def _run_local(argv: list[str]) -> nodehealth.ProbeResult:
     try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False
+        done = process.run(
+            argv,
+            error=InfrastructureError,
+            what=f"probe {argv[0]}",
+            capture=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
         )
-    except FileNotFoundError as err:
+    except InfrastructureError as err:  # not installed, or hung
         return nodehealth.ProbeResult(rc=127, stderr=str(err))
     return nodehealth.ProbeResult(rc=done.returncode, stdout=done.stdout, stderr=done.stderr)
 

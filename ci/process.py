@@ -1,20 +1,45 @@
-"""The one subprocess helper: every external command goes through ``run`` and is echoed."""
+"""The one subprocess helper: every external command goes through ``run`` and is echoed.
+
+Each command starts in a process group of its own, so that a timeout (or an interrupt of
+flagci) ends everything it started: pytest's xdist workers, a compile worker, a container
+client, not only the direct child.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import signal
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
 
+from ci import reporter
 from ci.errors import FlagCIError
 
+# After SIGTERM a group gets this long to exit before SIGKILL.
+KILL_GRACE_S = 5.0
 
-def echo(args: Sequence[str | os.PathLike[str]], stream: IO[str] | None = None) -> None:
-    print("+ " + shlex.join(str(a) for a in args), file=stream or sys.stderr, flush=True)
+
+def quoted(args: Sequence[str | os.PathLike[str]]) -> str:
+    return shlex.join(str(a) for a in args)
+
+
+def echo(args: Sequence[str | os.PathLike[str]]) -> None:
+    reporter.current().command(quoted(args))
+
+
+def kill_group(child: subprocess.Popen[str]) -> None:
+    """SIGTERM the child's whole process group; SIGKILL whatever is left after a grace
+    (members that ignore SIGTERM, or outlive their leader)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=KILL_GRACE_S)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
 
 
 def run(
@@ -27,28 +52,39 @@ def run(
     capture: bool = False,
     timeout: float | None = None,
     check: bool = True,
+    quiet: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """Run a command after echoing it; raise ``error`` (naming ``what``) if it fails.
+    """Run a command after echoing it (unless ``quiet``); raise ``error`` (naming ``what``)
+    if it fails or runs past ``timeout``, which ends its whole process group.
 
     With ``capture`` the output is returned (and put in the error message on failure);
     without it the command writes straight to this process' stdout and stderr.
     """
-    echo(args)
+    if not quiet:
+        echo(args)
     full_env = None if env is None else {**os.environ, **env}
+    pipe = subprocess.PIPE if capture else None
     try:
-        result = subprocess.run(
+        child = subprocess.Popen(
             [str(a) for a in args],
             env=full_env,
             cwd=cwd,
             text=True,
-            capture_output=capture,
-            timeout=timeout,
-            check=False,
+            stdout=pipe,
+            stderr=pipe,
+            start_new_session=True,
         )
     except FileNotFoundError:
         raise error(f"{what}: command not found: {args[0]}") from None
+    try:
+        stdout, stderr = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise error(f"{what}: timed out after {timeout} s: {shlex.join(map(str, args))}") from None
+        kill_group(child)
+        raise error(f"{what}: timed out after {timeout} s: {quoted(args)}") from None
+    except BaseException:  # an interrupt of flagci: take the command's group down with it
+        kill_group(child)
+        raise
+    result = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
     if check and result.returncode != 0:
         detail = ""
         if capture:

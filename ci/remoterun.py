@@ -1,11 +1,11 @@
-"""The remote run: lanes run in their images on inventory nodes, through Ansible.
+"""The node executor: lanes run in their images on inventory nodes, through Ansible.
 
-``run_lanes`` plans which lanes run on which node (a node takes the lanes of the vendors it
-lists in ``flagci_vendors``), makes sure each lane's image exists on the controller, then
-drives ``playbooks/run.yml`` through ansible-runner's Python API, printing per-host progress
-from its events. Each node brings home one ``<node>__<lane>.tgz`` per lane (the collect
-role), unpacked into ``results/<run-id>/lanes/<node>__<lane>/``: the same layout as the local
-run, finished by ``ci.runrecord.finish``.
+``NodeExecutor.execute`` plans which lanes run on which node (a node takes the lanes of the
+vendors it lists in ``flagci_vendors``), makes sure each lane's image exists on the
+controller, then drives ``playbooks/run.yml`` through ansible-runner's Python API,
+reporting per-host progress from its events. Each node brings home one
+``<node>__<lane>.tgz`` per lane (the collect role), unpacked into the run's part
+``results/<run-id>/lanes/<node>__<lane>/``: the layout of every executor.
 
 A node that fails for infrastructure reasons (unreachable, unhealthy at preflight, a failed
 deploy, lost mid-run) is tried once more with the lanes it did not finish; a lane that ran
@@ -19,15 +19,15 @@ import os
 import shutil
 import sys
 import tarfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import ansible_runner
 
-from ci import engine, environment, images, inventory, runrecord
-from ci.errors import EnvironmentSetupError, InfrastructureError
+from ci import engine, environment, executors, images, inventory, process, reporter, runrecord
+from ci.errors import ConfigError, EnvironmentSetupError, InfrastructureError
 from ci.lanes import Lane, LaneMatrix
 
 # SSH: a node that stops answering is given up on within about 30 s; a host that does not
@@ -37,23 +37,29 @@ SSH_ARGS = (
     " -o ServerAliveInterval=10 -o ServerAliveCountMax=3"
 )
 CONNECT_TIMEOUT_S = 10
+SSH_RETRIES = 3
 # Roles whose failure says nothing about the lanes' tests.
 SMOKE_ROLE = "smoke"
 
 
-@dataclass(frozen=True)
-class RemoteRunOptions:
-    results_root: Path
-    inventory: Path
-    limit: str | None = None
-    workers: str = "auto"
-    pytest_args: tuple[str, ...] = ()
-    retries: int = 1
-    cache: Path | None = None
-    playbook: Path = field(default_factory=lambda: inventory.playbooks_root() / "run.yml")
+# The names the playbooks share with the controller (see playbooks/README.md).
+LABELS = {
+    "run": executors.RUN_LABEL,
+    "node": executors.NODE_LABEL,
+    "lane": images.LANE_LABEL,
+    "content_hash": images.HASH_LABEL,
+}
 
 
-def lane_vars(lane: Lane, image: str, repo_digests: list[str], archive: Path) -> dict[str, Any]:
+def lane_vars(
+    lane: Lane,
+    image: str,
+    repo_digests: list[str],
+    archive: Path,
+    request: executors.SuiteRequest,
+    *,
+    as_caller: bool,
+) -> dict[str, Any]:
     """One value of ``flagci_lanes``: all the roles need to know about a lane."""
     return {
         "name": lane.name,
@@ -62,16 +68,36 @@ def lane_vars(lane: Lane, image: str, repo_digests: list[str], archive: Path) ->
         "content_hash": image.rpartition(":")[2],
         "repo_digests": repo_digests,
         "archive": str(archive),
-        "smi": lane.device.smi,
-        "device_count": lane.hardware.count if lane.hardware and lane.device.smi else 0,
-        "driver_version": inventory.driver_version(lane) if lane.device.smi else "",
         "devices": list(lane.device.devices),
         "env": dict(lane.device.env),
         "docker_args": list(lane.device.docker_args),
         "timeout_s": lane.timeout_s,
-        "test_timeout_s": lane.test_timeout_s,
+        "command": executors.smoke_command("python", "/results", lane, request),
+        "as_caller": as_caller,
         "context": lane.smoke_context(),
     }
+
+
+def host_vars(run_id: str, node: inventory.Node, lanes: Sequence[Lane]) -> dict[str, Any]:
+    """One value of ``flagci_hosts``: the node's work folder, what preflight expects of it
+    for ``lanes``, and each lane's container and collected archive names."""
+    expectation = node.expectation(list(lanes))
+    return {
+        "workdir": node.workdir,
+        "expectation": {
+            "smi": expectation.smi,
+            "device_count": expectation.device_count,
+            "driver_version": expectation.driver_version,
+        },
+        "containers": {
+            lane.name: executors.container_name(run_id, node.name, lane.name) for lane in lanes
+        },
+        "archives": {lane.name: archive_name(node.name, lane.name) for lane in lanes},
+    }
+
+
+def archive_name(node: str, lane: str) -> str:
+    return f"{runrecord.part_name(node, lane)}.tgz"
 
 
 @dataclass
@@ -91,7 +117,6 @@ class Progress:
     """ansible-runner event handler: per-host progress lines, and each host's failure."""
 
     hosts: dict[str, HostState] = field(default_factory=dict)
-    out: Any = sys.stdout
 
     def __call__(self, event: Mapping[str, Any]) -> bool:
         kind = str(event.get("event", ""))
@@ -124,7 +149,7 @@ class Progress:
         return True
 
     def _say(self, host: str, line: str) -> None:
-        print(f"[{host}] {line}", file=self.out, flush=True)
+        reporter.current().line(f"[{host}] {line}")
 
 
 def _message(result: Mapping[str, Any]) -> str:
@@ -146,13 +171,19 @@ def play(
     extravars: Mapping[str, Any],
     private_dir: Path,
     progress: Progress,
+    *,
+    tags: Sequence[str] = (),
+    check: bool = False,
 ) -> ansible_runner.Runner:
     """Run ``playbook`` for the hosts of ``extravars['flagci_plan']``; return the runner."""
     hosts = sorted(extravars["flagci_plan"])
     # ansible-playbook of this controller's venv, whose Python imports ``ci`` (the filters).
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     private_dir.mkdir(parents=True, exist_ok=True)
-    print(f"+ ansible-playbook -i {inventory_file} {playbook} --limit {','.join(hosts)}")
+    # ansible-runner starts ansible-playbook itself (for its events): echoed like the rest.
+    process.echo(["ansible-playbook", "-i", inventory_file, playbook, "--limit", ",".join(hosts),
+                  *(["--tags", ",".join(tags)] if tags else []),
+                  *(["--check"] if check else [])])  # fmt: skip
     return ansible_runner.run(
         private_data_dir=str(private_dir),
         playbook=str(playbook),
@@ -160,6 +191,8 @@ def play(
         extravars=dict(extravars),
         limit=",".join(hosts),
         forks=max(1, min(len(hosts), 50)),
+        tags=",".join(tags) or None,
+        cmdline="--check" if check else None,
         envvars={
             "PATH": path,
             "ANSIBLE_SSH_ARGS": SSH_ARGS,
@@ -168,6 +201,8 @@ def play(
             "ANSIBLE_RETRY_FILES_ENABLED": "0",
             # One SSH round trip per task instead of three (no sudo with requiretty is used).
             "ANSIBLE_PIPELINING": "1",
+            # A dropped connection (a poll of a running lane, say) is tried again.
+            "ANSIBLE_SSH_RETRIES": str(SSH_RETRIES),
         },
         event_handler=progress,
         quiet=True,
@@ -176,18 +211,18 @@ def play(
 
 def run_attempt(
     number: int,
-    options: RemoteRunOptions,
+    executor: NodeExecutor,
     extravars: Mapping[str, Any],
     run_dir: Path,
 ) -> Attempt:
     progress = Progress()
     private_dir = run_dir / "ansible" / f"attempt-{number}"
-    runner = play(options.playbook, options.inventory, extravars, private_dir, progress)
+    runner = play(executor.playbook, executor.inventory, extravars, private_dir, progress)
     plan: Mapping[str, list[str]] = extravars["flagci_plan"]
     if runner.rc != 0 and not progress.hosts:
         tail = "\n".join(runner.stdout.read().splitlines()[-20:]) if runner.stdout else ""
         raise InfrastructureError(
-            f"ansible-playbook {options.playbook} failed (exit {runner.rc}) before reaching"
+            f"ansible-playbook {executor.playbook} failed (exit {runner.rc}) before reaching"
             f" any host; its output is in {private_dir}\n{tail}"
         )
     failures = {}
@@ -221,76 +256,88 @@ def lane_problem(folder: Path) -> str:
     if status.get("timed_out"):
         return f"the smoke suite ran past the lane timeout ({status.get('timeout_s')} s)"
     code = status.get("exit_code")
-    if code in (0, 1):
-        return ""
     if code is None:
         return f"waiting for the lane container failed: {status.get('wait_error') or 'unknown'}"
-    return f"the smoke suite exited with status {code} (see container.log)"
+    problem = executors.suite_problem(int(code))
+    return f"{problem} (see container.log)" if problem else ""
 
 
-def run_lanes(
-    matrix: LaneMatrix, lanes: list[Lane], options: RemoteRunOptions
-) -> runrecord.RunResult:
-    run = runrecord.start(options.results_root, "remote")
-    run_dir, run_id = run.run_dir, run.run_id
-    steps = runrecord.Steps()
-    with steps.step("read the inventory, plan lanes on nodes"):
-        nodes = inventory.load(options.inventory, options.limit)
-        plan = inventory.plan(lanes, nodes, options.inventory)
-    for host, names in sorted(plan.items()):
-        print(f"  {host}: {', '.join(names)}", flush=True)
+@dataclass(frozen=True)
+class NodeExecutor:
+    """Inventory nodes: each lane in its image, through ``playbooks/run.yml``.
 
-    parts = {
-        (host, name): runrecord.Part(
-            node=host,
-            lane=name,
-            folder=run_dir / "lanes" / runrecord.part_name(host, name),
-        )
-        for host, names in plan.items()
-        for name in names
-    }
-    cache = options.cache or environment.cache_root()
-    lanes_vars: dict[str, Any] = {}
-    with steps.step("lane images on the controller"), engine.connect() as docker:
-        for lane in lanes:
-            try:
-                report = images.build(docker, matrix, lane, cache / "wheelhouse")
-            except EnvironmentSetupError as err:
-                for (_, name), part in parts.items():
-                    if name == lane.name:
-                        part.infrastructure_error = f"image: {err}"
-                print(f"flagci: lane '{lane.name}': no image: {err}", file=sys.stderr)
-                continue
-            info = docker.image(report.ref)
-            digests = list(info.repo_digests) if info is not None else []
-            archive = cache / "images" / images.archive_name(report.ref)
-            lanes_vars[lane.name] = lane_vars(lane, report.ref, digests, archive)
+    A node that fails for infrastructure reasons is tried ``retries`` more times with the
+    lanes it did not finish.
+    """
 
-    pending = {host: [name for name in names if name in lanes_vars] for host, names in plan.items()}
-    pending = {host: names for host, names in pending.items() if names}
-    collect_dest = run_dir / "collected"
-    for number in range(1, options.retries + 2):
-        if not pending:
-            break
-        extravars = {
-            "flagci_run_id": run_id,
-            "flagci_lanes": lanes_vars,
-            "flagci_plan": pending,
-            "flagci_collect_dest": str(collect_dest),
-            "flagci_pytest_args": list(options.pytest_args),
-            "flagci_workers": options.workers,
+    matrix: LaneMatrix
+    inventory: Path
+    limit: str | None = None
+    retries: int = 1
+    cache: Path | None = None
+    playbook: Path = field(default_factory=lambda: inventory.playbooks_root() / "run.yml")
+
+    @property
+    def kind(self) -> str:
+        return "remote"
+
+    def execute(
+        self, run: runrecord.Run, lanes: Sequence[Lane], request: executors.SuiteRequest
+    ) -> list[executors.LaneOutcome]:
+        with run.step("read the inventory, plan lanes on nodes"):
+            nodes = {n.name: n for n in inventory.load(self.inventory, self.limit)}
+            plan = inventory.plan(list(lanes), list(nodes.values()), self.inventory)
+        for host, names in sorted(plan.items()):
+            reporter.current().line(f"  {host}: {', '.join(names)}")
+        parts = {
+            (host, name): run.part(host, name) for host, names in plan.items() for name in names
         }
-        with steps.step(f"attempt {number}: {', '.join(sorted(pending))}"):
-            attempt = run_attempt(number, options, extravars, run_dir)
-        pending = _settle(attempt, parts, collect_dest, last=number == options.retries + 1)
-
-    with steps.step("merge JUnit, write report"):
-        result = runrecord.finish(
-            run_dir, run_id, "remote", run.started, matrix, lanes, list(parts.values())
-        )
-    shutil.rmtree(collect_dest, ignore_errors=True)
-    print("\nsteps:\n" + steps.table(), flush=True)
-    return result
+        cache = self.cache or environment.cache_root()
+        lanes_vars: dict[str, Any] = {}
+        with run.step("lane images on the controller"), engine.connect() as docker:
+            for lane in lanes:
+                try:
+                    built = images.build(docker, self.matrix, lane, cache / "wheelhouse")
+                except (EnvironmentSetupError, ConfigError) as err:  # this lane's alone
+                    for (_, name), part in parts.items():
+                        if name == lane.name:
+                            part.infrastructure_error = f"image: {err}"
+                    continue
+                info = docker.image(built.ref)
+                lanes_vars[lane.name] = lane_vars(
+                    lane,
+                    built.ref,
+                    list(info.repo_digests) if info is not None else [],
+                    cache / "images" / images.archive_name(built.ref),
+                    request,
+                    as_caller=executors.runs_as_caller(info.user if info is not None else ""),
+                )
+        by_name = {lane.name: lane for lane in lanes}
+        hosts = {
+            host: host_vars(run.run_id, nodes[host], [by_name[n] for n in names])
+            for host, names in plan.items()
+        }
+        pending = {h: [n for n in names if n in lanes_vars] for h, names in plan.items()}
+        pending = {h: names for h, names in pending.items() if names}
+        collect_dest = run.folder / "collected"
+        for number in range(1, self.retries + 2):
+            if not pending:
+                break
+            extravars = {
+                "flagci_run_id": run.run_id,
+                "flagci_lanes": lanes_vars,
+                "flagci_plan": pending,
+                "flagci_hosts": hosts,
+                "flagci_labels": LABELS,
+                "flagci_collect_dest": str(collect_dest),
+            }
+            with run.step(f"attempt {number}: {', '.join(sorted(pending))}"):
+                attempt = run_attempt(number, self, extravars, run.folder)
+            pending = _settle(attempt, parts, collect_dest, last=number == self.retries + 1)
+        shutil.rmtree(collect_dest, ignore_errors=True)
+        return [
+            executors.LaneOutcome(p.node, p.lane, p.infrastructure_error) for p in parts.values()
+        ]
 
 
 def _settle(
@@ -306,7 +353,7 @@ def _settle(
         failure = attempt.failures.get(host, "")
         for name in names:
             part = parts[(host, name)]
-            archive = collect_dest / f"{runrecord.part_name(host, name)}.tgz"
+            archive = collect_dest / archive_name(host, name)
             if archive.is_file():
                 unpack(archive, part.folder)
             problem = lane_problem(part.folder) if part.folder.is_dir() else ""
@@ -318,7 +365,7 @@ def _settle(
                 # Ran to its end (tests passed or failed), or broke on its own: never retried.
                 part.infrastructure_error = problem
         if host in retry and not last:
-            print(f"flagci: {host}: {failure}; trying it once more", file=sys.stderr)
+            reporter.current().warn(f"{host}: {failure}; trying it once more")
         elif host in retry:
-            print(f"flagci: {host}: {failure}; giving up on it", file=sys.stderr)
+            reporter.current().warn(f"{host}: {failure}; giving up on it")
     return {} if last else retry

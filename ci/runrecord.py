@@ -19,7 +19,7 @@ from typing import Any
 
 from junitparser.xunit2 import JUnitXml
 
-from ci import atomic, junit, report
+from ci import atomic, junit, report, reporter
 from ci.errors import ReportError
 from ci.lanes import Lane, LaneMatrix
 
@@ -29,52 +29,14 @@ def new_run_id(kind: str, now: datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{kind}"
 
 
-@dataclass(frozen=True)
-class RunStart:
-    run_id: str
-    run_dir: Path
-    started: datetime
-
-
-def start(results_root: Path, kind: str) -> RunStart:
-    """Name a new run and make its folder (absolute: smoke suites run from inside it)."""
-    started = datetime.now(UTC)
-    run_id = new_run_id(kind, started)
-    run_dir = results_root.resolve() / run_id
-    run_dir.mkdir(parents=True)
-    print(f"flagci: run {run_id} -> {run_dir}", flush=True)
-    return RunStart(run_id, run_dir, started)
-
-
 def part_name(node: str, lane: str) -> str:
+    """The folder (and collected archive) name of one (node, lane): ``<node>__<lane>``."""
     return f"{node}__{lane}"
 
 
 @dataclass
-class Steps:
-    """Progress you can see: each step announced, timed, and listed again at the end."""
-
-    durations: list[tuple[str, float]] = field(default_factory=list)
-
-    @contextmanager
-    def step(self, name: str) -> Iterator[None]:
-        print(f"==> {name}", flush=True)
-        started = time.monotonic()
-        try:
-            yield
-        finally:
-            seconds = time.monotonic() - started
-            self.durations.append((name, seconds))
-            print(f"<== {name} ({seconds:.1f} s)", flush=True)
-
-    def table(self) -> str:
-        width = max((len(n) for n, _ in self.durations), default=4)
-        return "\n".join(f"{n:<{width}}  {s:8.1f} s" for n, s in self.durations)
-
-
-@dataclass
 class Part:
-    """One (node, lane) of a run and what became of it."""
+    """One (node, lane) of a run and what became of it ("" : its suite ran to its end)."""
 
     node: str
     lane: str
@@ -84,6 +46,68 @@ class Part:
     @property
     def junit(self) -> Path:
         return self.folder / "junit.xml"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    seconds: float
+
+
+@dataclass
+class Run:
+    """One run: its id and folder, its timed steps, its parts; ``finish`` writes the record.
+
+    Every way of running lanes (local venvs, local images, nodes, bisection) goes through
+    one of these, so they all leave the same ``results/<run-id>/``.
+    """
+
+    run_id: str
+    folder: Path
+    kind: str
+    started: datetime
+    steps: list[Step] = field(default_factory=list)
+    parts: dict[tuple[str, str], Part] = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, results_root: Path, kind: str) -> Run:
+        """Name a new run and make its folder (absolute: smoke suites run from inside it)."""
+        started = datetime.now(UTC)
+        run_id = new_run_id(kind, started)
+        folder = results_root.resolve() / run_id
+        folder.mkdir(parents=True)
+        reporter.current().line(f"flagci: run {run_id} -> {folder}")
+        return cls(run_id, folder, kind, started)
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        """A step you can see: announced, timed, and listed again at the end."""
+        out = reporter.current()
+        out.step_started(name)
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            seconds = time.monotonic() - started
+            self.steps.append(Step(name, seconds))
+            out.step_ended(name, seconds)
+
+    def part(self, node: str, lane: str) -> Part:
+        """The (node, lane) part of this run, made on first use."""
+        key = (node, lane)
+        if key not in self.parts:
+            self.parts[key] = Part(node, lane, self.folder / "lanes" / part_name(node, lane))
+        return self.parts[key]
+
+    def steps_table(self) -> str:
+        width = max((len(s.name) for s in self.steps), default=4)
+        return "\n".join(f"{s.name:<{width}}  {s.seconds:8.1f} s" for s in self.steps)
+
+    def finish(self, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
+        with self.step("merge JUnit, write report"):
+            result = _write_record(self, matrix, lanes)
+        reporter.current().line("\nsteps:\n" + self.steps_table())
+        return result
 
 
 def lane_summary(matrix: LaneMatrix, lane: Lane) -> dict[str, Any]:
@@ -108,17 +132,10 @@ class RunResult:
         return [r for r in self.results if r.outcome in ("failed", "error")]
 
 
-def finish(
-    run_dir: Path,
-    run_id: str,
-    kind: str,
-    started: datetime,
-    matrix: LaneMatrix,
-    lanes: list[Lane],
-    parts: list[Part],
-) -> RunResult:
+def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
     """Merge the parts' JUnit, write index.html and run.json; a part without JUnit is an
     infrastructure error testcase, and so is one whose JUnit is unreadable."""
+    parts = list(run.parts.values())
     sources: list[tuple[Path, str]] = []
     for part in parts:
         prefix = f"lanes/{part.folder.name}"
@@ -135,18 +152,18 @@ def finish(
         )
         path = part.folder / "infrastructure.xml"
         path.parent.mkdir(parents=True, exist_ok=True)
-        stand_in.write(str(path))
+        atomic.write_bytes(path, stand_in.tostring())  # type: ignore[no-untyped-call]
         sources.append((path, prefix))
-    merged = junit.merge(sources, run_dir / "merged.xml")
+    merged = junit.merge(sources, run.folder / "merged.xml")
     results = junit.cases(merged)
     bad = any(r.outcome in ("failed", "error") for r in results)
     infra = any(p.infrastructure_error for p in parts)
     status = "error" if infra else ("failed" if bad else "passed")
-    report.write_html(results, run_dir / "index.html", f"flagci run {run_id}: {status}")
+    report.write_html(results, run.folder / "index.html", f"flagci run {run.run_id}: {status}")
     record = {
-        "run_id": run_id,
-        "kind": kind,
-        "started": started.isoformat(timespec="seconds"),
+        "run_id": run.run_id,
+        "kind": run.kind,
+        "started": run.started.isoformat(timespec="seconds"),
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "lanes": {lane.name: lane_summary(matrix, lane) for lane in lanes},
         "nodes": sorted({p.node for p in parts}),
@@ -159,7 +176,8 @@ def finish(
             }
             for p in parts
         ],
+        "steps": [{"name": s.name, "seconds": round(s.seconds, 3)} for s in run.steps],
         "status": status,
     }
-    atomic.write_text(run_dir / "run.json", json.dumps(record, indent=2))
-    return RunResult(run_dir=run_dir, results=results, status=status)
+    atomic.write_text(run.folder / "run.json", json.dumps(record, indent=2))
+    return RunResult(run_dir=run.folder, results=results, status=status)

@@ -1,4 +1,5 @@
-"""``flagci bisect --family F --test ID``: one test across a family's lanes in release order."""
+"""``flagci bisect --family F --test ID``: one test across a family's lanes in release order,
+run where ``flagci run`` would run them (local venvs, ``--image``, ``--inventory``)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import argparse
 import json
 from pathlib import Path
 
-from ci import atomic
+from ci import atomic, reporter
 from ci.commands.lanes_cmd import matrix_from
+from ci.commands.run_cmd import add_executor_arguments, executor_from, record_history
 from ci.errors import UsageError
 from ci.smoke.compiler import FAILURE_NAME
 from ci.smoke.triage import draft_report
-from ci.triage.bisect import LocalVenvRunner, bisect, render
+from ci.triage.bisect import bisect, render
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,14 +21,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "bisect", help="run one test across a family's lanes; report first bad / first good"
     )
     parser.add_argument("--family", required=True, help="lane family, e.g. kunlun")
-    parser.add_argument("--test", required=True, dest="test_id", help="pytest node id")
     parser.add_argument(
-        "--suite", default="ci/smoke", help="folder the test id is relative to (default ci/smoke)"
+        "--test",
+        required=True,
+        dest="test_id",
+        help="smoke suite test id, [file.py::]name[params]: test_backends.py::test_inductor_target",
     )
+    parser.add_argument("--results", default="results", help="results root (default: results)")
     parser.add_argument(
-        "--work", default=".cache/bisect", help="where lane venvs and wheelhouses are kept"
+        "--history",
+        help="history database the run is added to (default: RESULTS/history.sqlite)",
     )
-    parser.add_argument("--timeout", type=float, default=None, help="seconds per lane run")
+    parser.add_argument("--no-history", action="store_true", help="do not record the run")
+    add_executor_arguments(parser)
     parser.add_argument("--json", dest="json_out", default=None, help="also write the report here")
     parser.add_argument(
         "--artifacts",
@@ -38,17 +45,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _bisect(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
-    suite = Path(args.suite).resolve()
-    if not suite.is_dir():
-        raise UsageError(f"--suite: no folder {suite}")
-    runner = LocalVenvRunner(matrix, Path(args.work).resolve(), suite, args.timeout)
-    result = bisect(matrix, args.family, args.test_id, runner)
-    print("\n".join(render(result)))
+    executor = executor_from(args, matrix)
+    result, run = bisect(matrix, args.family, args.test_id, executor, Path(args.results))
+    reporter.current().line("\n".join(render(result)))
+    reporter.current().line(f"run: {run.run_dir}")
+    record_history(args, run)
     if args.json_out:
-        atomic.write_text(Path(args.json_out), json.dumps(result.to_json(), indent=2) + "\n")
+        report = {**result.to_json(), "run": run.run_dir.name}
+        atomic.write_text(Path(args.json_out), json.dumps(report, indent=2) + "\n")
     if args.artifacts:
         artifacts = Path(args.artifacts)
         if not (artifacts / FAILURE_NAME).is_file():
             raise UsageError(f"--artifacts: no {FAILURE_NAME} in {artifacts}")
-        print(f"redrafted {draft_report(artifacts, bisection=result.to_json())}")
+        redrafted = draft_report(artifacts, bisection=result.to_json())
+        reporter.current().line(f"redrafted {redrafted}")
     return 0

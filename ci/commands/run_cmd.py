@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci import dashboard, history, inventory, localrun, remoterun, report
+from ci import dashboard, executors, history, inventory, remoterun, report, reporter, runrecord
 from ci.commands.lanes_cmd import matrix_from
 from ci.errors import InfrastructureError, TestsFailedError, UsageError
+from ci.lanes import LaneMatrix
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,14 +31,37 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument(
         "--workers", type=int, default=0, help="pytest workers (default: one per core)"
     )
-    run.add_argument(
+    add_executor_arguments(run)
+    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- then extra pytest arguments")
+    run.set_defaults(handler=_run)
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where lanes run: local venvs (default), local images (--image) or nodes (--inventory)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--inventory",
         help="run on the nodes of this Ansible inventory (a path, or a name under"
         " playbooks/inventories/: lab, local) instead of in local venvs",
     )
-    run.add_argument("--limit", help="with --inventory: an Ansible host pattern (group, host)")
-    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- then extra pytest arguments")
-    run.set_defaults(handler=_run)
+    where.add_argument(
+        "--image",
+        action="store_true",
+        help="run each lane in its image on the local Docker engine instead of in a venv",
+    )
+    parser.add_argument("--limit", help="with --inventory: an Ansible host pattern (group, host)")
+
+
+def executor_from(args: argparse.Namespace, matrix: LaneMatrix) -> executors.LaneExecutor:
+    if args.limit and not args.inventory:
+        raise UsageError("--limit selects inventory hosts: it needs --inventory")
+    if args.inventory:
+        return remoterun.NodeExecutor(
+            matrix, inventory.inventory_path(args.inventory), limit=args.limit
+        )
+    if args.image:
+        return executors.LocalImageExecutor(matrix)
+    return executors.LocalVenvExecutor(matrix)
 
 
 def lane_names(values: list[str]) -> list[str]:
@@ -48,29 +72,18 @@ def _run(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
     lanes = matrix.select(lane_names(args.lanes))
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-    if args.limit and not args.inventory:
-        raise UsageError("--limit selects inventory hosts: it needs --inventory")
-    if args.inventory:
-        remote = remoterun.RemoteRunOptions(
-            results_root=Path(args.results),
-            inventory=inventory.inventory_path(args.inventory),
-            limit=args.limit,
-            workers=str(args.workers) if args.workers > 0 else "auto",
-            pytest_args=tuple(extra),
-        )
-        result = remoterun.run_lanes(matrix, lanes, remote)
-    else:
-        options = localrun.LocalRunOptions(
-            results_root=Path(args.results), workers=args.workers, pytest_args=tuple(extra)
-        )
-        result = localrun.run_lanes(matrix, lanes, options)
-    print("\n" + report.summary_table(result.results))
-    print(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
-    if not args.no_history:
-        db = Path(args.history) if args.history else Path(args.results) / "history.sqlite"
-        history.ingest_run(db, result.run_dir)
-        page = dashboard.build(db, db.parent / "dashboard")
-        print(f"history: {db}; dashboard: {page}")
+    executor = executor_from(args, matrix)
+    request = executors.SuiteRequest(workers=args.workers, pytest_args=tuple(extra))
+    result = executors.run_lanes(executor, matrix, lanes, request, Path(args.results))
+    return after_run(args, result)
+
+
+def after_run(args: argparse.Namespace, result: runrecord.RunResult) -> int:
+    """After a run: the summary, the history and dashboard, the exit status."""
+    out = reporter.current()
+    out.line("\n" + report.summary_table(result.results))
+    out.line(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
+    record_history(args, result)
     if result.status == "error":
         raise InfrastructureError(f"run {result.run_dir.name}: some lanes could not run")
     if result.status == "failed":
@@ -78,3 +91,13 @@ def _run(args: argparse.Namespace) -> int:
             f"run {result.run_dir.name}: {len(result.failed)} testcase(s) failed"
         )
     return 0
+
+
+def record_history(args: argparse.Namespace, result: runrecord.RunResult) -> None:
+    """Add the run to the history (unless ``--no-history``) and rebuild the dashboard."""
+    if args.no_history:
+        return
+    db = Path(args.history) if args.history else Path(args.results) / "history.sqlite"
+    history.ingest_run(db, result.run_dir)
+    page = dashboard.build(db, db.parent / "dashboard")
+    reporter.current().line(f"history: {db}; dashboard: {page}")

@@ -1,11 +1,14 @@
-"""Version bisection: one test across a family's lanes in release order.
+"""Version bisection: one test of the smoke suite across a family's lanes in release order.
 
 The lane matrix lists each family's lanes in release order (not PEP 440 order: 0.6.1a1
 came after 0.6.1 as the claimed fix). Every lane is run, since three to five lanes cost
 less than a wrong answer from assuming the outcome flips once; the report names the first
 bad lane, the last good lane before it and the first good lane after it.
 
-Runs go through ``LaneRunner``: the local venv runner here, remote runners later.
+The lanes run through any ``LaneExecutor`` (local venvs, local images, the family's nodes)
+as one ordinary run (kind ``bisect``): JUnit, artifacts and ``run.json`` like any other, so
+the history takes it. Each lane's outcome is read from its JUnit: the testcases the test id
+names, on every node that ran the lane.
 """
 
 from __future__ import annotations
@@ -14,11 +17,11 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from ci import environment, process
-from ci.errors import EnvironmentSetupError, FlagCIError
-from ci.lanes import Lane, LaneMatrix
+from ci import executors, junit, runrecord
+from ci.errors import UsageError
+from ci.lanes import LaneMatrix
 
 
 class Outcome(enum.StrEnum):
@@ -33,10 +36,6 @@ class LaneResult:
     lane: str
     outcome: Outcome
     detail: str = ""
-
-
-class LaneRunner(Protocol):
-    def run_test(self, lane: Lane, test_id: str) -> LaneResult: ...
 
 
 @dataclass(frozen=True)
@@ -98,51 +97,66 @@ class Bisection:
         }
 
 
-def bisect(matrix: LaneMatrix, family: str, test_id: str, runner: LaneRunner) -> Bisection:
-    results = []
-    for lane in matrix.family(family):
-        try:
-            results.append(runner.run_test(lane, test_id))
-        except FlagCIError as err:
-            results.append(LaneResult(lane.name, Outcome.ERROR, str(err)))
-    return Bisection(family, test_id, tuple(results))
-
-
-# pytest's exit statuses: 0 passed, 1 tests failed, 5 nothing collected.
-_PYTEST_OUTCOMES = {0: Outcome.PASSED, 1: Outcome.FAILED}
-
-
 @dataclass(frozen=True)
-class LocalVenvRunner:
-    """Runs a pytest node id of ``suite`` in a venv holding exactly the lane's pins.
+class CaseId:
+    """A smoke suite test: ``[file.py::]name[params]``, as pytest names it."""
 
-    Venvs and wheelhouses are those of ``ci.environment``, kept under ``work`` and reused
-    while the lane's lock is unchanged.
-    """
+    module: str  # "" : any module
+    name: str  # the function, with its parameters if given
 
-    matrix: LaneMatrix
-    work: Path
-    suite: Path
-    timeout_s: float | None = None
+    @classmethod
+    def parse(cls, text: str) -> CaseId:
+        path, sep, name = text.rpartition("::")
+        if not name or (sep and not path):
+            raise UsageError(f"--test: {text!r} is not a pytest test id ([file.py::]name)")
+        return cls(Path(path).stem if path else "", name)
 
-    def environment(self, lane: Lane) -> Path:
-        return environment.prepare(self.matrix, lane, self.work).python
+    @property
+    def selection(self) -> tuple[str, ...]:
+        """pytest arguments selecting it (its function: parameters are matched in JUnit)."""
+        return ("-k", self.name.partition("[")[0])
 
-    def run_test(self, lane: Lane, test_id: str) -> LaneResult:
-        python = self.environment(lane)
-        result = process.run(
-            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_id],
-            error=EnvironmentSetupError,
-            what=f"lane '{lane.name}': test {test_id}",
-            cwd=self.suite,
-            env={"TRITON_CACHE_DIR": str(self.work / "triton-cache" / lane.name)},
-            capture=True,
-            timeout=self.timeout_s,
-            check=False,
+    def names(self, case: junit.CaseResult) -> bool:
+        module = case.classname.rpartition(".")[2]
+        if self.module and module != self.module:
+            return False
+        return case.name == self.name or (
+            "[" not in self.name and case.name.startswith(f"{self.name}[")
         )
-        tail = "\n".join((result.stdout or "").strip().splitlines()[-3:])
-        outcome = _PYTEST_OUTCOMES.get(result.returncode, Outcome.ERROR)
-        return LaneResult(lane.name, outcome, tail)
+
+
+def lane_result(result: runrecord.RunResult, lane: str, test: CaseId) -> LaneResult:
+    """A lane's outcome from the run's JUnit: failed if any named testcase failed on any
+    node, passed if some passed, error if the lane could not run it at all."""
+    cases = [c for c in result.results if c.lane == lane]
+    broken = [c for c in cases if c.properties.get("failure_kind") == "infrastructure"]
+    named = [c for c in cases if test.names(c)]
+    failed = [c for c in named if c.outcome in ("failed", "error")]
+    if failed:
+        return LaneResult(lane, Outcome.FAILED, failed[0].message)
+    if any(c.outcome == "passed" for c in named):
+        return LaneResult(lane, Outcome.PASSED, f"{len(named)} testcase(s) passed")
+    if broken:
+        return LaneResult(lane, Outcome.ERROR, broken[0].message)
+    if named:
+        return LaneResult(lane, Outcome.SKIPPED, named[0].message)
+    return LaneResult(lane, Outcome.ERROR, "the test id named no testcase of the lane")
+
+
+def bisect(
+    matrix: LaneMatrix,
+    family: str,
+    test_id: str,
+    executor: executors.LaneExecutor,
+    results_root: Path,
+) -> tuple[Bisection, runrecord.RunResult]:
+    """Run ``test_id`` in every lane of ``family`` through ``executor``: one run record."""
+    test = CaseId.parse(test_id)
+    lanes = matrix.family(family)
+    request = executors.SuiteRequest(workers=1, pytest_args=test.selection)
+    run = executors.run_lanes(executor, matrix, lanes, request, results_root, kind="bisect")
+    results = tuple(lane_result(run, lane.name, test) for lane in lanes)
+    return Bisection(family, test_id, results), run
 
 
 def render(bisection: Bisection) -> Sequence[str]:

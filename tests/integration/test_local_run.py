@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from ci import junit
 from ci.cli import main
+from ci.engine import connect
 from ci.environment import LaneEnvironment
 from ci.lanes import Lane
 
@@ -88,3 +90,28 @@ def test_cpu_lane_compiles_every_config_for_every_target_and_numerics_pass(
     assert run_dir.name in (tmp_path / "dashboard" / "index.html").read_text()
     out = capsys.readouterr().out
     assert "cpu-triton-3.6.0 @ localhost" in out and "==> cpu-triton-3.6.0: smoke suite" in out
+
+
+@pytest.mark.docker
+def test_the_cpu_lane_in_its_image_on_the_local_engine(tmp_path: Path, cpu_lane: Lane) -> None:
+    code = main(
+        ["run", "--image", "--lane", cpu_lane.name, "--results", str(tmp_path), "--no-history",
+         "--workers", "1", "--", "-k", "test_backends"]
+    )  # fmt: skip
+    assert code == 0
+    (run_dir,) = (d for d in tmp_path.iterdir() if (d / "run.json").is_file())
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["kind"] == "image" and record["status"] == "passed"
+    part = run_dir / "lanes" / f"localhost__{cpu_lane.name}"
+    cases = junit.cases(junit.read(part / "junit.xml"))
+    assert {c.name for c in cases} >= {"test_installed_backends", "test_inductor_target"}
+    assert all(c.properties["node"] == "localhost" for c in cases)
+    # The unprivileged image ran as the caller: its results are the caller's, the folder's
+    # modes are ordinary.
+    assert (part / "junit.xml").stat().st_uid == os.getuid()
+    assert part.stat().st_mode & 0o002 == 0
+    with connect() as engine:
+        leftover = engine.client.containers.list(
+            all=True, filters={"label": f"org.flagci.run={run_dir.name}"}
+        )
+    assert leftover == []

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from ci import baseimage, cli, images, inventory, nodehealth, nodes, remoterun
+from ci import baseimage, cli, executors, images, inventory, nodehealth, nodes, remoterun
 from ci.engine import Engine, connect
-from ci.lanes import LaneMatrix
+from ci.lanes import Lane, LaneMatrix
 from tests.fixtures import sshnodes
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
@@ -119,9 +119,17 @@ def test_a_cpu_lane_run_on_two_nodes_brings_home_complete_junit_from_each(
         assert not list(node.workdir.iterdir())
 
 
-def _deploy(
-    inv: Path, lanes_vars: dict[str, object], plan: dict[str, list[str]], where: Path
+def _stage(
+    inv: Path,
+    lanes: dict[str, tuple[Lane, dict[str, object]]],
+    plan: dict[str, list[str]],
+    where: Path,
+    *,
+    check: bool = False,
+    tags: tuple[str, ...] = ("stage",),
 ) -> tuple[remoterun.Attempt, list[dict[str, object]]]:
+    """run.yml with the extra variables flagci would pass (``--tags stage``: preflight and
+    deploy only)."""
     events: list[dict[str, object]] = []
     progress = remoterun.Progress()
 
@@ -129,16 +137,35 @@ def _deploy(
         events.append(event)
         return progress(event)
 
-    extravars = {"flagci_run_id": "deploy-test", "flagci_lanes": lanes_vars, "flagci_plan": plan}
+    nodes = {n.name: n for n in inventory.load(inv)}
+    extravars = {
+        "flagci_run_id": "stage-test",
+        "flagci_lanes": {name: lane_vars for name, (_, lane_vars) in lanes.items()},
+        "flagci_plan": plan,
+        "flagci_hosts": {
+            host: remoterun.host_vars("stage-test", nodes[host], [lanes[n][0] for n in names])
+            for host, names in plan.items()
+        },
+        "flagci_labels": remoterun.LABELS,
+        "flagci_collect_dest": str(where / "collected"),
+    }
     runner = remoterun.play(
-        inventory.playbooks_root() / "deploy.yml",
+        inventory.playbooks_root() / "run.yml",
         inv,
         extravars,
         where,
         keep,  # type: ignore[arg-type]
+        tags=tags,
+        check=check,
     )
     failures = {h: s.failure for h, s in progress.hosts.items() if s.failure}
     return remoterun.Attempt(1, plan, failures, runner.stats or {}), events
+
+
+def _lane_vars(lane: Lane, image: str, archive: Path, name: str = "") -> dict[str, object]:
+    request = executors.SuiteRequest(workers=1, pytest_args=SUBSET)
+    lane_vars = remoterun.lane_vars(lane, image, [], archive, request, as_caller=True)
+    return {**lane_vars, "name": name or lane.name}
 
 
 def _changed_tasks(events: list[dict[str, object]]) -> list[str]:
@@ -177,24 +204,28 @@ def test_deploy_ships_a_missing_image_over_ssh_once_and_its_second_run_changes_n
     assert engine.image(ref) is None
 
     lane = matrix.lane(CPU_LANE)
+    ship_lane = lane.model_copy(update={"name": lane_name})
     lanes_vars = {
-        lane_name: {**remoterun.lane_vars(lane, ref, [], archive), "name": lane_name},
-        CPU_LANE: remoterun.lane_vars(lane, cpu_image, [], tmp_path / "never-written.tar"),
+        lane_name: (ship_lane, _lane_vars(lane, ref, archive, lane_name)),
+        CPU_LANE: (lane, _lane_vars(lane, cpu_image, tmp_path / "never-written.tar")),
     }
     plan = {"n1": [lane_name, CPU_LANE], "n2": [CPU_LANE]}
     inv = sshnodes.write_inventory(tmp_path / "inventory.yml", two_nodes, key)
     try:
-        first, events = _deploy(inv, lanes_vars, plan, tmp_path / "first")
+        first, events = _stage(inv, lanes_vars, plan, tmp_path / "first")
         assert first.failures == {}
         assert first.stats["changed"].get("n1", 0) > 0
         changed = _changed_tasks(events)
-        assert "Copy the archive to the node" in changed and "Load the archive" in changed
+        assert (
+            "Copy the archive to the node" in changed
+            and "Load the archive and remove it" in changed
+        )
         info = engine.image(ref)
         assert info is not None and info.labels["org.flagci.content-hash"] == content_hash
         # The CPU lane's image was already there: its archive was never written.
         assert not (tmp_path / "never-written.tar").exists()
 
-        second, events = _deploy(inv, lanes_vars, plan, tmp_path / "second")
+        second, events = _stage(inv, lanes_vars, plan, tmp_path / "second")
         assert second.failures == {}
         assert second.stats["changed"] == {}, _changed_tasks(events)
         assert second.stats["ok"]["n1"] > 0 and second.stats["ok"]["n2"] > 0
@@ -223,8 +254,8 @@ def test_nodes_check_and_preflight_judge_a_node_alike(
         assert "unhealthy: " + problem in table and "healthy" in table
 
         lane = matrix.lane(CPU_LANE)
-        lanes_vars = {CPU_LANE: remoterun.lane_vars(lane, cpu_image, [], tmp_path / "x.tar")}
-        attempt, _ = _deploy(inv, lanes_vars, {"n1": [CPU_LANE], "n2": [CPU_LANE]}, tmp_path / "a")
+        lanes_vars = {CPU_LANE: (lane, _lane_vars(lane, cpu_image, tmp_path / "x.tar"))}
+        attempt, _ = _stage(inv, lanes_vars, {"n1": [CPU_LANE], "n2": [CPU_LANE]}, tmp_path / "a")
         assert "n1" not in attempt.failures
         assert attempt.failures["n2"].startswith("preflight: n2 is unhealthy: " + problem)
 
@@ -264,10 +295,7 @@ def test_a_node_killed_mid_run_and_an_unreachable_host_end_as_infrastructure_err
             process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
             # Kill the victim as soon as its lane container exists.
             while process.poll() is None:
-                lane_containers = engine.client.containers.list(
-                    filters={"label": "org.flagci.node=victim"}
-                )
-                if lane_containers:
+                if sshnodes.lane_containers(engine, victim, all=False):
                     victim.kill()
                     break
                 time.sleep(0.2)
@@ -298,3 +326,135 @@ def test_a_node_killed_mid_run_and_an_unreachable_host_end_as_infrastructure_err
         assert "victim: " in log_text and "trying it once more" in log_text
     finally:
         sshnodes.remove(engine, started)
+
+
+def test_check_mode_across_run_yml_changes_nothing_and_says_what_would_run(
+    engine: Engine,
+    two_nodes: list[sshnodes.SshNode],
+    key: Path,
+    matrix: LaneMatrix,
+    cpu_image: str,
+    tmp_path: Path,
+) -> None:
+    lane = matrix.lane(CPU_LANE)
+    node = two_nodes[0]
+    inv = sshnodes.write_inventory(tmp_path / "inventory.yml", [node], key)
+    before = sorted(p.name for p in node.workdir.iterdir())
+    lanes_vars = {CPU_LANE: (lane, _lane_vars(lane, cpu_image, tmp_path / "x.tar"))}
+
+    attempt, events = _stage(
+        inv, lanes_vars, {node.name: [CPU_LANE]}, tmp_path / "check", check=True, tags=()
+    )
+
+    assert attempt.failures == {}
+    assert attempt.stats["failures"] == {} and attempt.stats["dark"] == {}
+    # The lane would run; nothing did: no folder, no container, nothing fetched.
+    assert "Start the lane's smoke suite in its container" in _changed_tasks(events)
+    assert sorted(p.name for p in node.workdir.iterdir()) == before
+    assert not sshnodes.lane_containers(engine, node)
+    assert not (tmp_path / "check" / "collected").exists()
+
+
+def _cut_ssh_sessions(node: sshnodes.SshNode) -> int:
+    """Kill every SSH session process on the node (sshd itself keeps listening); return
+    how many there were."""
+    script = (
+        "import os, signal\n"
+        "n = 0\n"
+        "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "    try:\n"
+        "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read().decode(errors='replace')\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    if cmd.startswith('sshd: root'):\n"
+        "        os.kill(int(pid), signal.SIGKILL)\n"
+        "        n += 1\n"
+        "print(n)\n"
+    )
+    result = node.container.exec_run(["python3", "-c", script])
+    assert result.exit_code == 0, result.output
+    return int(result.output.decode().strip() or 0)
+
+
+def test_a_lane_survives_its_ssh_connection_being_cut_and_is_collected(
+    engine: Engine, node_image: str, key: Path, node_root: Path, cpu_image: str, tmp_path: Path
+) -> None:
+    node = sshnodes.start_node(engine, node_image, "cut", key, node_root)
+    try:
+        inv = sshnodes.write_inventory(tmp_path / "inventory.yml", [node], key)
+        results = tmp_path / "results"
+        command = [sys.executable, "-m", "ci.cli", "run", "--lanes", CPU_LANE,
+                   "--inventory", str(inv), "--results", str(results), "--no-history",
+                   "--workers", "1", "--", *SUBSET]  # fmt: skip
+        cuts = 0
+        with (tmp_path / "flagci.log").open("w") as log:
+            process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+            # While the lane container runs, cut every SSH connection to the node, again
+            # and again: each poll of the lane may find its connection gone.
+            while process.poll() is None and not sshnodes.lane_containers(engine, node, all=False):
+                time.sleep(0.2)
+            while process.poll() is None and sshnodes.lane_containers(engine, node, all=False):
+                cuts += _cut_ssh_sessions(node)
+                time.sleep(1.0)
+            code = process.wait(timeout=600)
+        log_text = (tmp_path / "flagci.log").read_text()
+        assert code == 0, log_text[-5000:]
+        assert cuts > 0, "no SSH session was cut while the lane ran"
+        (run_dir,) = results.iterdir()
+        record = json.loads((run_dir / "run.json").read_text())
+        assert record["status"] == "passed"
+        assert [p["infrastructure_error"] for p in record["parts"]] == [""]
+        # Completed and collected in the first attempt: the lane was never run again.
+        assert [p.name for p in (run_dir / "ansible").iterdir()] == ["attempt-1"]
+        assert "trying it once more" not in log_text
+        part = run_dir / "lanes" / f"cut__{CPU_LANE}"
+        assert "test_installed_backends" in junit_cases(part / "junit.xml")
+        status = json.loads((part / "status.json").read_text())
+        assert (status["exit_code"], status["timed_out"]) == (0, False)
+    finally:
+        sshnodes.remove(engine, [node])
+
+
+BISECT_LANES = REPO / "tests" / "fixtures" / "lanes-bisect.toml"
+
+
+def test_bisect_over_ssh_nodes_walks_the_family_in_order_as_an_ordinary_run(
+    engine: Engine, node_image: str, key: Path, node_root: Path, tmp_path: Path
+) -> None:
+    node = sshnodes.start_node(engine, node_image, "bisect", key, node_root)
+    try:
+        inv = sshnodes.write_inventory(tmp_path / "inventory.yml", [node], key)
+        results, report = tmp_path / "results", tmp_path / "bisect.json"
+        code = cli.main(
+            ["--lanes-file", str(BISECT_LANES), "bisect", "--family", "cpu",
+             "--test", "test_backends.py::test_inductor_target", "--inventory", str(inv),
+             "--results", str(results), "--json", str(report)]
+        )  # fmt: skip
+        assert code == 0
+        data = json.loads(report.read_text())
+        lanes = ["cpu-triton-3.2.0", "cpu-triton-3.4.0", "cpu-triton-3.5.1"]
+        assert [lane["lane"] for lane in data["lanes"]] == lanes  # the family's order
+        outcomes = [lane["outcome"] for lane in data["lanes"]]
+        assert outcomes == ["passed", "failed", "passed"], data["lanes"]
+        assert "0 compatible backends for target (corex)" in data["lanes"][1]["detail"]
+        assert (data["first_bad"], data["last_good"], data["first_good"]) == (
+            "cpu-triton-3.4.0",
+            "cpu-triton-3.2.0",
+            "cpu-triton-3.5.1",
+        )
+        run_dir = results / data["run"]
+        record = json.loads((run_dir / "run.json").read_text())
+        assert record["kind"] == "bisect" and record["nodes"] == ["bisect"]
+        assert [p["lane"] for p in record["parts"]] == lanes
+        for lane in lanes:
+            part = run_dir / "lanes" / f"bisect__{lane}"
+            cases = junit_cases(part / "junit.xml")
+            assert set(cases) == {"test_inductor_target"}  # only the test, on each lane
+            props = {
+                p.get("name"): p.get("value")
+                for p in cases["test_inductor_target"].iter("property")
+            }
+            assert props["triton_version"] == lane.rpartition("-")[2]
+        assert (results / "history.sqlite").is_file()
+    finally:
+        sshnodes.remove(engine, [node])

@@ -1,7 +1,7 @@
 """Triage on real failures: signatures, fallback probe, reproducer bundle, bisection.
 
-Builds lane venvs (upstream Triton 3.4.0, 3.5.1, 3.6.0 from a hash-pinned fixture lane
-matrix) under ``.cache/triage`` in the repository, reused while their locks are unchanged.
+Builds lane venvs (upstream Triton from hash-pinned fixture lane matrices) under
+``.cache/triage`` in the repository, reused while their locks are unchanged.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
+from ci import environment, executors
 from ci.lanes import LaneMatrix, load_matrix
 from ci.smoke.signatures import signature_of
-from ci.triage.bisect import LocalVenvRunner, Outcome, bisect
+from ci.triage.bisect import bisect
 
 pytestmark = pytest.mark.integration
 
@@ -33,13 +34,8 @@ def matrix() -> LaneMatrix:
 
 
 @pytest.fixture(scope="module")
-def runner(matrix: LaneMatrix) -> LocalVenvRunner:
-    return LocalVenvRunner(matrix, WORK, FIXTURES / "triton_version_suite")
-
-
-@pytest.fixture(scope="module")
-def lane_python(matrix: LaneMatrix, runner: LocalVenvRunner) -> Path:
-    return runner.environment(matrix.lane("cpu-triton-3.6.0"))
+def lane_python(matrix: LaneMatrix) -> Path:
+    return environment.prepare(matrix, matrix.lane("cpu-triton-3.6.0"), WORK).python
 
 
 def _run_suite(python: Path, run_dir: Path, seed: int) -> dict[str, tuple[str, str]]:
@@ -148,23 +144,19 @@ def test_oversized_gdn_probe_hint_and_bundle_replay(lane_python: Path, tmp_path:
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
 
 
-@pytest.mark.parametrize(
-    ("test_id", "first_bad", "first_good"),
-    [
-        ("check_language.py::test_sub_compiles", "cpu-triton-3.4.0", "cpu-triton-3.6.0"),
-        (
-            "check_language.py::test_map_elementwise_compiles",
-            "cpu-triton-3.4.0",
-            "cpu-triton-3.5.1",
-        ),
-    ],
-)
-def test_bisect_over_triton_versions(
-    matrix: LaneMatrix, runner: LocalVenvRunner, test_id: str, first_bad: str, first_good: str
-) -> None:
-    result = bisect(matrix, "cpu", test_id, runner)
-    assert [r.lane for r in result.results] == list(matrix.families["cpu"])
-    assert all(r.outcome in (Outcome.PASSED, Outcome.FAILED) for r in result.results), result
-    assert result.first_bad == first_bad
-    assert result.first_good == first_good
-    assert result.last_good is None
+def test_bisect_through_local_venvs_walks_the_family_in_release_order(tmp_path: Path) -> None:
+    # The nodes' version of this is in test_remote_run.py; here the same family in venvs.
+    family = load_matrix(FIXTURES / "lanes-bisect.toml")
+    executor = executors.LocalVenvExecutor(family, WORK)
+    result, run = bisect(
+        family, "cpu", "test_backends.py::test_inductor_target", executor, tmp_path
+    )
+    assert [r.lane for r in result.results] == list(family.families["cpu"])
+    assert [str(r.outcome) for r in result.results] == ["passed", "failed", "passed"], result
+    assert "0 compatible backends for target (corex)" in result.results[1].detail
+    assert (result.first_bad, result.last_good, result.first_good) == (
+        "cpu-triton-3.4.0",
+        "cpu-triton-3.2.0",
+        "cpu-triton-3.5.1",
+    )
+    assert run.run_dir.name.endswith("-bisect") and (run.run_dir / "merged.xml").is_file()

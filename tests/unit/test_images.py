@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import images
+from ci import images, reporter
 from ci.errors import EnvironmentSetupError
 from ci.lanes import Lane, Pin, load_matrix
 from ci.wheelhouse import LOCK_NAME, LockedWheel, Wheelhouse
@@ -170,7 +170,7 @@ def fake_clock(*readings: float) -> Iterator[float]:
     yield from readings
 
 
-def test_follow_times_each_step_and_marks_cached_ones() -> None:
+def test_follow_times_each_step_and_marks_cached_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     events = [
         {"stream": "Step 1/3 : FROM flagci/bookworm:python3.11\n"},
         {"stream": " ---> 8187c70bc1ee\n"},
@@ -183,8 +183,9 @@ def test_follow_times_each_step_and_marks_cached_ones() -> None:
     ]
     clock = fake_clock(0.0, 0.0, 2.0, 2.0, 2.5, 2.5, 10.0)
     out = io.StringIO()
+    monkeypatch.setattr(reporter, "_installed", reporter.Reporter(out=out))
 
-    image_id, steps = images.follow(events, "cpu-x", out, clock=lambda: next(clock))
+    image_id, steps = images.follow(events, "cpu-x", clock=lambda: next(clock))
 
     assert image_id == "sha256:2933d6723996"
     assert [(s.number, s.total, s.cached) for s in steps] == [
@@ -208,7 +209,7 @@ def test_a_failed_step_names_lane_step_and_its_output() -> None:
         {"error": "The command '/bin/sh -c pip install' returned a non-zero code: 1"},
     ]
     with pytest.raises(EnvironmentSetupError) as caught:
-        images.follow(events, "cpu-x", io.StringIO())
+        images.follow(events, "cpu-x")
     message = str(caught.value)
     assert message.startswith("lane 'cpu-x': image build failed at step 2/2 (RUN pip install")
     assert "returned a non-zero code: 1" in message
@@ -217,4 +218,4 @@ def test_a_failed_step_names_lane_step_and_its_output() -> None:
 
 def test_a_build_that_names_no_image_is_an_error() -> None:
     with pytest.raises(EnvironmentSetupError, match="ended without an image"):
-        images.follow([{"stream": "Step 1/1 : FROM base\n"}], "cpu-x", io.StringIO())
+        images.follow([{"stream": "Step 1/1 : FROM base\n"}], "cpu-x")

@@ -1,4 +1,5 @@
-"""The playbooks' static checks: ansible-lint's production profile, role READMEs."""
+"""The playbooks' static checks: ansible-lint's production profile with role argument specs,
+role READMEs and specs against the defaults, no world-writable modes, one workdir default."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ ROLES = ("preflight", "deploy", "smoke", "collect", "cleanup")
 def test_the_playbooks_pass_ansible_lint_with_the_production_profile() -> None:
     lint = Path(sys.executable).parent / "ansible-lint"
     result = subprocess.run(
-        [str(lint), "run.yml", "deploy.yml", "roles", "inventories"],
+        [str(lint), "run.yml", "roles", "inventories"],
         cwd=inventory.playbooks_root(),
         capture_output=True,
         text=True,
@@ -41,3 +42,30 @@ def test_every_role_variable_is_prefixed_and_documented_in_the_role_readme() -> 
         )
         for name in commented:  # required inputs, with no default
             assert f"`{name}`" in readme
+
+
+def test_every_role_declares_its_variables_in_an_argument_spec() -> None:
+    for role in ROLES:
+        folder = inventory.playbooks_root() / "roles" / role
+        spec = yaml.safe_load((folder / "meta" / "argument_specs.yml").read_text())
+        options = spec["argument_specs"]["main"]["options"]
+        defaults = yaml.safe_load((folder / "defaults" / "main.yml").read_text()) or {}
+        required = {name for name, option in options.items() if option.get("required")}
+        # Every default is declared; what has no default is required.
+        assert set(options) == set(defaults) | required, role
+        assert not required & set(defaults), role
+
+
+def test_no_world_writable_modes_and_one_workdir_default() -> None:
+    root = inventory.playbooks_root()
+    texts = {
+        path: path.read_text()
+        for path in root.rglob("*")
+        if path.is_file() and path.suffix in (".yml", ".py")
+    }
+    assert texts
+    for path, text in texts.items():
+        assert not re.search(r"0o?777|\ba\+w\b|o\+w", text), path
+        # The default work folder is written once, in ci/inventory.py.
+        assert inventory.DEFAULT_WORKDIR not in text, path
+    assert not (root / "deploy.yml").exists()  # `run.yml --tags stage` does its work

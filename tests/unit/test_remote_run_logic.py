@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import inventory, remoterun, runrecord
+from ci import executors, inventory, remoterun, reporter, runrecord
 from ci.errors import ConfigError, UsageError
 from ci.lanes import LaneMatrix
 
@@ -18,9 +18,12 @@ def event(kind: str, host: str, role: str, task: str, **res: object) -> dict[str
     return {"event": kind, "event_data": {"host": host, "role": role, "task": task, "res": res}}
 
 
-def test_events_tell_unreachable_preflight_and_lost_mid_run_apart() -> None:
+def test_events_tell_unreachable_preflight_and_lost_mid_run_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out = io.StringIO()
-    progress = remoterun.Progress(out=out)
+    monkeypatch.setattr(reporter, "_installed", reporter.Reporter(out=out))
+    progress = remoterun.Progress()
     for item in [
         event(
             "runner_on_unreachable",
@@ -181,17 +184,40 @@ def test_the_lab_inventory_plans_each_family_on_its_group(matrix: LaneMatrix) ->
         inventory.plan(lanes, kunlun, lab)
 
 
-def test_the_cpu_lane_expects_no_smi_and_the_lane_vars_carry_the_device_facts(
+def test_the_cpu_lane_expects_no_smi_and_the_playbooks_get_facts_and_names_from_python(
     matrix: LaneMatrix,
 ) -> None:
     node = inventory.Node("n", {"flagci_vendors": ["cpu"]})
     assert node.expectation([matrix.default]) == inventory.nodehealth.Expectation()
     kunlun = matrix.lane("kunlun-flagtree-0.6.1")
-    lane = remoterun.lane_vars(kunlun, "flagci/kunlun:0123456789abcdef", [], Path("/a.tar"))
+    request = executors.SuiteRequest(workers=3, pytest_args=("-k", "gdn"))
+    lane = remoterun.lane_vars(
+        kunlun, "flagci/kunlun:0123456789abcdef", [], Path("/a.tar"), request, as_caller=False
+    )
     assert lane["content_hash"] == "0123456789abcdef"
-    assert (lane["smi"], lane["device_count"], lane["driver_version"]) == ("xpu-smi", 8, "5.37.1")
     assert lane["devices"][-1] == "/dev/xpuctrl"
     assert lane["context"]["lane"] == "kunlun-flagtree-0.6.1"
+    # The one smoke command line, as the local executors write it.
+    assert lane["command"] == executors.smoke_command("python", "/results", kunlun, request)
+    assert lane["command"][-5:] == ["-n", "3", f"--timeout={kunlun.test_timeout_s}", "-k", "gdn"]
+    p800 = inventory.Node("p800-01", {"flagci_vendors": ["kunlun"]})
+    host = remoterun.host_vars("RUN", p800, [kunlun])
+    assert host["workdir"] == inventory.DEFAULT_WORKDIR
+    assert host["expectation"] == {"smi": "xpu-smi", "device_count": 8, "driver_version": "5.37.1"}
+    assert host["containers"] == {kunlun.name: f"flagci-RUN-p800-01-{kunlun.name}"}
+    assert host["archives"] == {kunlun.name: f"p800-01__{kunlun.name}.tgz"}
+    # An inventory's preflight_* override what the lanes imply, for flagci and Ansible alike.
+    tuned = inventory.Node("p", {"flagci_vendors": ["kunlun"], "preflight_device_count": 4})
+    assert remoterun.host_vars("RUN", tuned, [kunlun])["expectation"]["device_count"] == 4
+
+
+def test_workers_have_one_spelling_and_only_unprivileged_images_run_as_the_caller() -> None:
+    assert executors.workers_arg(0) == "auto" and executors.workers_arg(2) == "2"
+    assert executors.runs_as_caller("1000:1000") and executors.runs_as_caller("lane")
+    assert not any(executors.runs_as_caller(u) for u in ("", "0", "root", "0:0"))
+    assert [executors.suite_problem(c) for c in (0, 1)] == ["", ""]
+    assert executors.suite_problem(2) == "the smoke suite exited with status 2"
+    assert executors.suite_problem(5) == "the smoke suite exited with status 5"
 
 
 def test_a_bad_inventory_names_the_file_host_and_key(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import junit, report, runrecord
+from ci import junit, report, reporter, runrecord
 from ci.errors import ReportError
 from ci.lanes import load_matrix
 
@@ -34,8 +34,9 @@ BOMB = """<?xml version="1.0"?>
 
 def finish(tmp_path: Path, parts: list[runrecord.Part]) -> runrecord.RunResult:
     matrix = load_matrix()
-    lanes = [matrix.default]
-    return runrecord.finish(tmp_path, "RUN", "local", datetime.now(UTC), matrix, lanes, parts)
+    run = runrecord.Run("RUN", tmp_path, "local", datetime.now(UTC))
+    run.parts.update({(p.node, p.lane): p for p in parts})
+    return run.finish(matrix, [matrix.default])
 
 
 def part(tmp_path: Path, node: str, text: str | None) -> runrecord.Part:
@@ -104,3 +105,40 @@ def test_summary_table_counts_and_lists_failures(tmp_path: Path) -> None:
     row = next(line for line in table.splitlines() if line.startswith("cpu-triton-3.6.0 @ n1"))
     assert row.split()[-4:] == ["1", "1", "0", "0"]
     assert "[backend_resolution] cpu-triton-3.6.0 test_backends::test_inductor_target" in table
+
+
+def test_a_run_names_its_folder_times_its_steps_and_records_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    matrix = load_matrix()
+    run = runrecord.Run.start(tmp_path, "local")
+    assert run.folder == tmp_path.resolve() / run.run_id and run.folder.is_dir()
+    assert run.run_id.endswith("-local")
+    part = run.part("n1", matrix.default.name)
+    assert run.part("n1", matrix.default.name) is part
+    assert part.folder == run.folder / "lanes" / f"n1__{matrix.default.name}"
+    with pytest.raises(RuntimeError), run.step("a step that breaks"):
+        raise RuntimeError("boom")
+    result = run.finish(matrix, [matrix.default])
+    assert result.status == "error"  # the part never got its JUnit
+    record = json.loads((run.folder / "run.json").read_text())
+    # run.json is written within the last step, so it lists the steps before that one.
+    assert [s["name"] for s in record["steps"]] == ["a step that breaks"]
+    assert all(s["seconds"] >= 0 for s in record["steps"])
+    out = capsys.readouterr().out
+    assert "==> a step that breaks" in out and "<== a step that breaks (" in out
+    assert "steps:" in out and f"flagci: run {run.run_id}" in out
+
+
+def test_the_ci_reporter_groups_steps_and_annotates_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert isinstance(reporter.current(), reporter.CIReporter)
+    run = runrecord.Run.start(tmp_path, "local")
+    with run.step("prepare"):
+        reporter.current().warn("node n1 is lost\nfor good")
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:4] == ["::group::prepare", "::warning::node n1 is lost%0Afor good", "::endgroup::"]
+    monkeypatch.setenv("GITHUB_ACTIONS", "false")
+    assert not isinstance(reporter.current(), reporter.CIReporter)

@@ -1,0 +1,38 @@
+"""`flagci run` and `flagci bisect` pick their executor from their arguments alone."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from ci import executors, remoterun
+from ci.cli import main
+from ci.commands.run_cmd import add_executor_arguments, executor_from
+from ci.errors import UsageError
+from ci.lanes import LaneMatrix
+
+
+def parsed(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_executor_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_the_executor_follows_the_arguments(matrix: LaneMatrix) -> None:
+    assert isinstance(executor_from(parsed(), matrix), executors.LocalVenvExecutor)
+    assert isinstance(executor_from(parsed("--image"), matrix), executors.LocalImageExecutor)
+    nodes = executor_from(parsed("--inventory", "lab", "--limit", "kunlun_p800"), matrix)
+    assert isinstance(nodes, remoterun.NodeExecutor)
+    assert nodes.limit == "kunlun_p800" and nodes.inventory.name == "lab"
+    assert {e.kind for e in (executor_from(parsed(), matrix), nodes)} == {"local", "remote"}
+
+
+def test_limit_needs_an_inventory_and_image_excludes_one(
+    matrix: LaneMatrix, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(UsageError, match="--limit selects inventory hosts"):
+        executor_from(parsed("--limit", "g"), matrix)
+    with pytest.raises(SystemExit):
+        main(["run", "--image", "--inventory", "lab"])
+    assert "not allowed with argument" in capsys.readouterr().err
