@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
-from ci import environment
+from ci import environment, reporter
 from ci.commands.lanes_cmd import matrix_from
 from ci.errors import UsageError
 from ci.smoke.triage import BUNDLE_NAME
@@ -20,9 +21,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--artifacts", required=True, help="the failing test's artifact folder")
     parser.add_argument("--lane", required=True, help="the lane the test failed on")
     parser.add_argument("--baseline", default=None, help="baseline lane (default: the lane's)")
-    parser.add_argument(
-        "--work", default=".cache/bisect", help="where lane venvs and wheelhouses are kept"
-    )
     parser.set_defaults(handler=_irdiff)
 
 
@@ -36,11 +34,11 @@ def _irdiff(args: argparse.Namespace) -> int:
     bundle = Path(args.artifacts).resolve() / BUNDLE_NAME
     if not (bundle / "spec.json").is_file():
         raise UsageError(f"--artifacts: no reproducer bundle at {bundle}")
-    work = Path(args.work).resolve()
-    python = environment.prepare(matrix, baseline, work).python
-    found = irdiff.diff_with_baseline(bundle, python, work / "irdiff", lane.name, baseline.name)
+    python = environment.prepare(matrix, baseline).python
+    with tempfile.TemporaryDirectory(prefix="flagci-irdiff-") as scratch:
+        found = irdiff.diff_with_baseline(bundle, python, Path(scratch), lane.name, baseline.name)
     if found is None:
-        print(f"{bundle}: the two compiles share no stage")
+        reporter.current().line(f"{bundle}: the two compiles share no stage")
         return 0
-    print(f"{found.stage}: {found.changed_lines} lines differ: {found.page}")
+    reporter.current().line(f"{found.stage}: {found.changed_lines} lines differ: {found.page}")
     return 0

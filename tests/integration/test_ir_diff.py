@@ -15,23 +15,22 @@ from pathlib import Path
 
 import pytest
 
+from ci import environment
 from ci.cli import main
 from ci.lanes import load_matrix
 from ci.smoke import issuedraft
 from ci.triage import irdiff
-from ci.triage.bisect import LocalVenvRunner
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 PASS_BUG = FIXTURES / "pass_bug"
-WORK = REPO / ".cache" / "triage"
 
 
 def _python(lane: str) -> Path:
     matrix = load_matrix(FIXTURES / "lanes-ir-diff.toml")
-    return LocalVenvRunner(matrix, WORK, PASS_BUG).environment(matrix.lane(lane))
+    return environment.prepare(matrix, matrix.lane(lane)).python
 
 
 def _triage_on_lane(tmp_path: Path, lane: str, artifacts: Path) -> None:
@@ -87,16 +86,18 @@ def test_the_commands_diff_and_redraft_the_report_with_the_bisection(
     artifacts = tmp_path / "artifacts"
     _triage_on_lane(tmp_path, "cpu-triton-3.6.0", artifacts)
     lanes = ["--lanes-file", str(FIXTURES / "lanes-ir-diff.toml")]
-    work = ["--work", str(WORK)]
     irdiff_args = ["irdiff", "--artifacts", str(artifacts), "--lane", "cpu-triton-3.6.0"]
-    assert main([*lanes, *irdiff_args, "--baseline", "cpu-triton-3.3.1", *work]) == 0
+    assert main([*lanes, *irdiff_args, "--baseline", "cpu-triton-3.3.1"]) == 0
     assert "ttir: " in capsys.readouterr().out
     assert (artifacts / "bundle" / irdiff.HTML_NAME).is_file()
 
-    test_id = "check_hoist_tmem.py::test_compiles_for_sm100"
-    bisect_args = ["bisect", "--family", "cpu", "--test", test_id, "--suite", str(PASS_BUG)]
-    assert main([*lanes, *bisect_args, *work, "--artifacts", str(artifacts)]) == 0
+    # The bisection family whose 3.4.0 lane fails for real (its inductor target is corex).
+    bisect_lanes = ["--lanes-file", str(FIXTURES / "lanes-bisect.toml")]
+    test_id = "test_backends.py::test_inductor_target"
+    bisect_args = ["bisect", "--family", "cpu", "--test", test_id, "--no-history"]
+    bisect_args += ["--results", str(tmp_path / "results"), "--artifacts", str(artifacts)]
+    assert main([*bisect_lanes, *bisect_args]) == 0
     report = (artifacts / "bundle" / issuedraft.REPORT_NAME).read_text()
-    assert "| cpu-triton-3.3.1 | passed |" in report
-    assert "| cpu-triton-3.6.0 | failed |" in report
+    assert "| cpu-triton-3.2.0 | passed |" in report
+    assert "| cpu-triton-3.4.0 | failed |" in report
     assert "Not bisected yet" not in report

@@ -15,23 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from ci.lanes import LaneMatrix, load_matrix
+from ci import environment
 from ci.smoke.signatures import signature_of
-from ci.triage.bisect import LocalVenvRunner
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 PASS_BUG = FIXTURES / "pass_bug"
-WORK = REPO / ".cache" / "triage"
 
 
 @pytest.fixture(scope="module")
-def lane_python() -> Path:
-    matrix: LaneMatrix = load_matrix(FIXTURES / "lanes-triton-versions.toml")
-    runner = LocalVenvRunner(matrix, WORK, FIXTURES / "triton_version_suite")
-    return runner.environment(matrix.lane("cpu-triton-3.6.0"))
+def lane_python(cpu_lane_env: environment.LaneEnvironment) -> Path:
+    """The CPU lane's venv: upstream Triton 3.6.0, which has the pass bug."""
+    return cpu_lane_env.python
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
