@@ -22,6 +22,7 @@ from typing import Any
 from ci import executors, junit, runrecord
 from ci.errors import UsageError
 from ci.lanes import LaneMatrix
+from ci.smoke import taxonomy
 
 
 class Outcome(enum.StrEnum):
@@ -127,11 +128,18 @@ class CaseId:
 
 def lane_result(result: runrecord.RunResult, lane: str, test: CaseId) -> LaneResult:
     """A lane's outcome from the run's JUnit: failed if any named testcase failed on any
-    node, passed if some passed, error if the lane could not run it at all."""
+    node, passed if some passed, error if the lane could not run it at all. A failure that is
+    not the compiler's (our harness, the node's toolchain or infrastructure) is no evidence:
+    it makes the lane an error, never a bad version."""
     cases = [c for c in result.results if c.lane == lane]
-    broken = [c for c in cases if c.properties.get("failure_kind") == "infrastructure"]
+    broken = [c for c in cases if c.properties.get("failure_kind") in taxonomy.NOT_THE_COMPILER]
     named = [c for c in cases if test.names(c)]
-    failed = [c for c in named if c.outcome in ("failed", "error")]
+    failed = [
+        c
+        for c in named
+        if c.outcome in ("failed", "error")
+        and c.properties.get("failure_kind") not in taxonomy.NOT_THE_COMPILER
+    ]
     if failed:
         return LaneResult(lane, Outcome.FAILED, failed[0].message)
     if any(c.outcome == "passed" for c in named):

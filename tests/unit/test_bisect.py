@@ -24,6 +24,8 @@ class ScriptedExecutor:
     the bisected test (and an unrelated failing test); records the order it was asked in."""
 
     outcomes: dict[str, Outcome]
+    # Lanes whose failure of the bisected test is the harness's (failure_kind harness_error).
+    harness_failures: tuple[str, ...] = ()
     asked: list[str] = field(default_factory=list)
     requests: list[executors.SuiteRequest] = field(default_factory=list)
 
@@ -48,7 +50,12 @@ class ScriptedExecutor:
                 Outcome.SKIPPED: "<skipped message='no device'/>",
             }[self.outcomes[lane.name]]
             part.folder.mkdir(parents=True)
-            props = f"<properties><property name='lane' value='{lane.name}'/></properties>"
+            kind = (
+                "<property name='failure_kind' value='harness_error'/>"
+                if lane.name in self.harness_failures
+                else ""
+            )
+            props = f"<properties><property name='lane' value='{lane.name}'/>{kind}</properties>"
             part.junit.write_text(
                 f"<testsuites><testsuite name='{lane.name}'>"
                 f"<testcase classname='ci.smoke.test_gdn_post_conv' name='test_numerics[small]'>{props}{result}</testcase>"
@@ -95,6 +102,16 @@ def test_a_lane_that_cannot_run_is_no_evidence(tmp_path: Path) -> None:
     data = result.to_json()
     assert [lane["outcome"] for lane in data["lanes"]] == ["failed", "error", "passed"]
     assert render(result)[-1] == result.verdict
+
+
+def test_a_harness_error_is_no_evidence_against_the_compiler(tmp_path: Path) -> None:
+    executor = ScriptedExecutor(
+        dict(zip(KUNLUN, (Outcome.FAILED, Outcome.FAILED, Outcome.PASSED), strict=True)),
+        harness_failures=(KUNLUN[1],),
+    )
+    result, _ = bisect(load_matrix(), "kunlun", TEST, executor, tmp_path)
+    assert [r.outcome for r in result.results] == [Outcome.FAILED, Outcome.ERROR, Outcome.PASSED]
+    assert result.first_bad == KUNLUN[0] and result.first_good == KUNLUN[2]
 
 
 def test_all_passing(tmp_path: Path) -> None:
