@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import html
 import os
-import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,8 +24,8 @@ from urllib.parse import quote
 
 from ci import atomic
 from ci.errors import ConfigError
-from ci.history import connect
-from ci.lanes import load_matrix
+from ci.history import MetricRow, Store
+from ci.lanes import LaneMatrix, load_matrix
 from ci.ledger import Ledger, load_ledger
 from ci.verdicts import (
     FixCheck,
@@ -35,7 +34,6 @@ from ci.verdicts import (
     Kind,
     Observation,
     Verdict,
-    evaluate_connection,
 )
 
 DEFAULT_OUT = Path("results/dashboard")
@@ -82,13 +80,21 @@ class Trend:
     shared_bytes: tuple[Series, ...]
 
 
-def build(db: Path, out: Path = DEFAULT_OUT, *, ledger: Ledger | None = None) -> Path:
-    """Rebuild the dashboard under ``out`` from the history in ``db``; return its index page."""
-    ledger = ledger or load_ledger()
-    with connect(db, create=False) as connection:
-        history = evaluate_connection(connection, db, ledger)
-        trends = _trends(connection, history)
-    pages = render(history, trends, _lane_order(history), out)
+def build(
+    store: Store | str | Path,
+    out: Path = DEFAULT_OUT,
+    *,
+    ledger: Ledger | None = None,
+    matrix: LaneMatrix | None = None,
+) -> Path:
+    """Rebuild the dashboard under ``out`` from the history; return its index page.
+
+    ``matrix`` orders the lanes (the one ``--lanes-file`` chose; the shipped one otherwise).
+    """
+    store = store if isinstance(store, Store) else Store(store)
+    history = store.evaluate(ledger or load_ledger())
+    trends = _trends(store, history)
+    pages = render(history, trends, _lane_order(history, matrix), out)
     for relative, text in pages.items():
         atomic.write_text(out / relative, text)
     _remove_stale_failure_pages(out, pages)
@@ -125,14 +131,14 @@ def _remove_stale_failure_pages(out: Path, pages: dict[str, str]) -> None:
             page.unlink()
 
 
-def _lane_order(history: History) -> list[str]:
+def _lane_order(history: History, matrix: LaneMatrix | None) -> list[str]:
     """Lanes by family in the matrix' release order; lanes the matrix lacks come last."""
-    try:
-        matrix = load_matrix()
-    except ConfigError:
-        ordered: list[str] = []
-    else:
-        ordered = [name for names in matrix.families.values() for name in names]
+    if matrix is None:
+        try:
+            matrix = load_matrix()
+        except ConfigError:
+            matrix = None
+    ordered = [name for names in matrix.families.values() for name in names] if matrix else []
     known = [name for name in ordered if name in history.lanes]
     rest = sorted(set(history.lanes) - set(known), key=lambda n: (history.lanes[n].family, n))
     return known + rest
@@ -331,29 +337,23 @@ def _history_page(history: History, lane_order: Sequence[str]) -> str:
 # trends.html
 
 
-def _trends(connection: sqlite3.Connection, history: History) -> list[Trend]:
-    runs_of_lane: dict[str, list[str]] = defaultdict(list)
-    order = {run.run_id: i for i, run in enumerate(history.runs)}
-    for run_id, lane in connection.execute("SELECT run_id, lane FROM run_lanes"):
-        runs_of_lane[lane].append(run_id)
+def _trends(store: Store, history: History) -> list[Trend]:
     values: dict[tuple[str, str, str, str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list)
     )
     trend_runs: dict[str, list[str]] = {}
-    for lane, run_ids in runs_of_lane.items():
-        recent = sorted(run_ids, key=order.__getitem__)[-TREND_RUNS:]
+    for lane, run_ids in history.runs_of_lane.items():
+        recent = list(run_ids[-TREND_RUNS:])
         trend_runs[lane] = recent
-        marks = ",".join("?" * len(recent))
-        for run_id, kernel, config, target, seconds, shared in connection.execute(
-            "SELECT run_id, kernel, config, target, compile_seconds, shared_bytes FROM results"
-            f" WHERE lane = ? AND kernel != '' AND run_id IN ({marks})"
-            " AND (compile_seconds IS NOT NULL OR shared_bytes IS NOT NULL)",
-            (lane, *recent),
-        ):
-            if seconds is not None:
-                values[(kernel, config, lane, "compile_seconds", target)][run_id].append(seconds)
-            if shared is not None:
-                values[(kernel, config, lane, "shared_bytes", target)][run_id].append(shared)
+        row: MetricRow
+        for row in store.metrics(lane, recent):
+            key = (row.kernel, row.config, lane)
+            if row.compile_seconds is not None:
+                values[(*key, "compile_seconds", row.target)][row.run_id].append(
+                    row.compile_seconds
+                )
+            if row.shared_bytes is not None:
+                values[(*key, "shared_bytes", row.target)][row.run_id].append(row.shared_bytes)
     grouped: dict[tuple[str, str, str], dict[str, list[Series]]] = defaultdict(
         lambda: defaultdict(list)
     )

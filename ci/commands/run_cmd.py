@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci import dashboard, history, inventory, localrun, remoterun, report
+from ci import dashboard, history, inventory, localrun, nightly, remoterun, report
 from ci.commands.lanes_cmd import matrix_from
-from ci.errors import InfrastructureError, TestsFailedError, UsageError
+from ci.errors import InfrastructureError, UsageError
+from ci.ledger import load_ledger
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,8 +24,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--results", default="results", help="results root (default: results)")
     run.add_argument(
         "--history",
-        help="history database the run is added to (default: RESULTS/history.sqlite); "
-        "the dashboard is rebuilt next to it",
+        help="history the run is added to: a SQLite file or a postgresql:// URL (default:"
+        f" ${history.SETTING}, else RESULTS/history.sqlite); the dashboard is rebuilt next to"
+        " the SQLite file, or under RESULTS/dashboard",
     )
     run.add_argument("--no-history", action="store_true", help="do not record the run")
     run.add_argument(
@@ -66,15 +68,19 @@ def _run(args: argparse.Namespace) -> int:
         result = localrun.run_lanes(matrix, lanes, options)
     print("\n" + report.summary_table(result.results))
     print(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
+    store = board = None
     if not args.no_history:
-        db = Path(args.history) if args.history else Path(args.results) / "history.sqlite"
-        history.ingest_run(db, result.run_dir)
-        page = dashboard.build(db, db.parent / "dashboard")
-        print(f"history: {db}; dashboard: {page}")
+        store = history.Store(args.history or history.default_target(Path(args.results)))
+        store.ingest(result.run_dir)
+        board = (store.folder or Path(args.results)) / "dashboard"
+        page = dashboard.build(store, board, matrix=matrix)
+        print(f"history: {store.name}; dashboard: {page}")
+    # Verdicts, summary.md and the exit code: known failures are expected (ci/nightly.py).
+    verdict_error = nightly.after_run(
+        result.run_dir, store=store, ledger=load_ledger(), dashboard=board
+    )
     if result.status == "error":
         raise InfrastructureError(f"run {result.run_dir.name}: some lanes could not run")
-    if result.status == "failed":
-        raise TestsFailedError(
-            f"run {result.run_dir.name}: {len(result.failed)} testcase(s) failed"
-        )
+    if verdict_error is not None:
+        raise verdict_error
     return 0
