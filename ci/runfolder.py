@@ -342,27 +342,21 @@ class _JUnitReader:
             name = f"(testcase #{self.position} without a name)"
             notes.append("the testcase has no name")
         test = name if "::" in name or not classname else f"{classname}::{name}"
-        if len(test) > MAX_NAME_CHARS:
-            notes.append(f"name cut to {MAX_NAME_CHARS} of {len(test)} characters")
-            test = test[:MAX_NAME_CHARS]
         props: dict[str, str] = {}
-        outcome: Outcome = "passed"
-        message = details = ""
-        for child in case:
-            if child.tag == "properties":
-                props.update(_properties(child))
-            elif child.tag in _RESULT_TAGS:
-                found = _RESULT_TAGS[child.tag]
-                if OUTCOME_RANK[found] > OUTCOME_RANK[outcome]:
-                    outcome = found
-                    message = child.get("message") or ""
-                    details = child.text or ""
+        for child in case.findall("properties"):
+            props.update(_properties(child))
+        outcome, message, details = outcome_of(case)
         lane = props.get("lane") or self._suite_property("lane") or self._only_lane(test)
         if lane not in self.lanes:
             known = ", ".join(sorted(self.lanes))
             raise ReportError(
                 f"{self.path}: testcase '{test}': lane '{lane}' is not in run.json (lanes: {known})"
             )
+        if test.startswith(f"{lane}."):  # ci.junit.merge's classname: <lane>.<module>
+            test = test[len(lane) + 1 :]
+        if len(test) > MAX_NAME_CHARS:
+            notes.append(f"name cut to {MAX_NAME_CHARS} of {len(test)} characters")
+            test = test[:MAX_NAME_CHARS]
 
         def number(
             kind: Callable[[str], float], values: Mapping[str, str], key: str
@@ -423,6 +417,19 @@ class _JUnitReader:
         )
 
 
+def outcome_of(case: Element) -> tuple[Outcome, str, str]:
+    """A testcase element's outcome, message and text: its worst result element's."""
+    outcome: Outcome = "passed"
+    message = details = ""
+    for child in case:
+        found = _RESULT_TAGS.get(child.tag)
+        if found is not None and OUTCOME_RANK[found] > OUTCOME_RANK[outcome]:
+            outcome = found
+            message = child.get("message") or ""
+            details = child.text or ""
+    return outcome, message, details
+
+
 def _properties(element: Element) -> dict[str, str]:
     return {
         prop.get("name", ""): prop.get("value", prop.text or "")
@@ -432,14 +439,17 @@ def _properties(element: Element) -> dict[str, str]:
 
 
 def artifact_files(run_dir: Path, case: CaseResult) -> Iterator[str]:
-    """Files under a failed test's artifact folder, relative to the run folder.
+    """The files of a failed test's artifact folder (none for a test that did not fail)."""
+    if case.failed and case.artifacts:
+        yield from files_under(run_dir, case.artifacts)
 
-    Only a folder inside the run folder is listed; links are not followed.
+
+def files_under(run_dir: Path, relative: str) -> Iterator[str]:
+    """Files under a folder of the run, relative to the run folder, at most
+    MAX_ARTIFACT_FILES. Only a folder inside the run folder is listed; links are not followed.
     """
-    if not case.failed or not case.artifacts:
-        return
     root = run_dir.resolve()
-    folder = (root / case.artifacts).resolve()
+    folder = (root / relative).resolve()
     if not folder.is_relative_to(root) or not folder.is_dir():
         return
     count = 0
