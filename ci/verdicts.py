@@ -373,7 +373,7 @@ def _verdict(
     regression_of = None
     if now.outcome == "failed":
         signature = failure.signature if failure else ""
-        known = ledger.match(info.vendor, signature, failure.text if failure else "")
+        known = ledger.match(info.vendor, info.version, signature, failure.text if failure else "")
         regression_of = _regression_of(info, test, now.run_id, timelines)
     kind = _kind(now.outcome, known is not None, flaky, new_failure, fixed)
     return Verdict(

@@ -10,6 +10,7 @@ from ci.errors import ConfigError
 from ci.ledger import load_ledger
 
 # The failure texts as the two user reports quote them.
+VERSIONS = {"iluvatar": "0.6.0+iluvatar3.6", "kunlun": "0.6.1+xpu3.6"}
 REPORTED = {
     "iluvatar-cuda-target": (
         "iluvatar",
@@ -32,7 +33,7 @@ REPORTED = {
 @pytest.mark.parametrize("issue_id", sorted(REPORTED))
 def test_the_seeded_issues_match_the_reported_failures(issue_id: str) -> None:
     vendor, text = REPORTED[issue_id]
-    match = load_ledger().match(vendor, "", text)
+    match = load_ledger().match(vendor, VERSIONS[vendor], "", text)
     assert match is not None and match.id == issue_id
     assert match.upstream.startswith("https://github.com/flagos-ai/FlagTree/issues/")
 
@@ -45,7 +46,15 @@ def test_the_kunlun_issue_records_both_claimed_fixes() -> None:
 
 def test_an_unrelated_failure_is_not_known() -> None:
     text = "out of resources: shared memory, Required: 262144, Hardware limit: 166912"
-    assert load_ledger().match("kunlun", "", text) is None
+    assert load_ledger().match("kunlun", VERSIONS["kunlun"], "", text) is None
+
+
+def test_an_issue_is_known_at_affected_and_claimed_fix_versions_only() -> None:
+    text = "OutOfResources: out of resource: uni_sram"
+    ledger = load_ledger()
+    for version in ("0.6.1+xpu3.6", "0.6.1a1+xpu3.6", "0.7.0rc2+xpu3.6"):
+        assert ledger.match("kunlun", version, "", text) is not None, version
+    assert ledger.match("kunlun", "0.8.0+xpu3.6", "", text) is None
 
 
 @pytest.mark.parametrize(
