@@ -4,11 +4,11 @@ Both the run's finish (``ci.runrecord``) and the history's ingest read testcases
 one type, ``CaseResult``.
 
 The XML is untrusted (it comes back from vendor machines, or from another tool): it is
-size-capped and streamed in chunks through two expat parsers fed the same bytes, the first
-with only declaration handlers, which refuses any DTD or entity before the second sees the
-chunk that completes it (defusedxml's policy: no entity expansion, no external references,
-no network); the second is ElementTree's pull parser, whose testcase and testsuite elements
-are dropped as soon as they are read, so memory stays bounded by one testcase, not the file.
+size-capped and streamed in chunks through one expat parser whose declaration handlers
+refuse any DTD or entity as soon as it is declared, before anything could expand it
+(defusedxml's policy: no entity expansion, no external references, no network). No tree is
+built: the parser's handlers keep the open suites' properties and the testcase being read,
+with its texts capped as they arrive, so memory is bounded by one testcase, not the file.
 
 What CI tools write is taken as written, with a note where it had to be interpreted:
 
@@ -31,12 +31,11 @@ import json
 import math
 import os
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Annotated, Literal
-from xml.etree import ElementTree
-from xml.etree.ElementTree import Element, ParseError
+from xml.etree.ElementTree import Element
 from xml.parsers import expat
 from xml.parsers.expat import ExpatError
 
@@ -224,8 +223,8 @@ def _open_capped(path: Path, limit: int) -> IO[bytes]:
     return handle
 
 
-def _declaration_guard() -> expat.XMLParserType:
-    """An expat parser with only declaration handlers: any DTD or entity is refused."""
+def _refuse_declarations(parser: expat.XMLParserType) -> None:
+    """defusedxml's policy on an expat parser: any DTD, entity or external reference raises."""
 
     def doctype(name: str, sysid: str | None, pubid: str | None, _subset: bool) -> None:
         raise DTDForbidden(name, sysid, pubid)
@@ -244,28 +243,48 @@ def _declaration_guard() -> expat.XMLParserType:
     def external(context: str, base: str | None, sysid: str | None, pubid: str | None) -> int:
         raise ExternalReferenceForbidden(context, base, sysid, pubid)
 
-    parser = expat.ParserCreate()
     parser.StartDoctypeDeclHandler = doctype
     parser.EntityDeclHandler = entity
     parser.ExternalEntityRefHandler = external
-    return parser
+
+
+@dataclass
+class _OpenCase:
+    """A testcase being read: its attributes, properties and worst result so far."""
+
+    attrib: dict[str, str]
+    props: dict[str, str] = field(default_factory=dict)
+    outcome: Outcome = "passed"
+    message: str = ""
+    details: list[str] = field(default_factory=list)
+    details_chars: int = 0
 
 
 class _JUnitReader:
-    """One pass over one file: suite properties on a stack, testcases read as they end."""
+    """One expat pass over one file: declarations refused, testcases read as they end.
+
+    Nothing of the document is kept but the open elements' names, the open suites'
+    properties and the testcase being read, whose texts are capped as they arrive.
+    """
 
     def __init__(self, path: Path, lanes: frozenset[str]) -> None:
         self.path = path
         self.lanes = lanes
-        self.elements: list[Element] = []
+        self.open: list[str] = []  # names of the open elements, outermost first
         self.suites: list[dict[str, str]] = []  # properties of each open testsuite
+        self.case: _OpenCase | None = None
+        self.result_text: _OpenCase | None = None  # the case whose worst result is open
+        self.property: tuple[dict[str, str], str, list[str]] | None = None
+        self.ready: list[CaseResult] = []
         self.position = 0
 
     def read(self, handle: IO[bytes], limit: int) -> Iterator[CaseResult]:
-        guard = _declaration_guard()
-        parser: ElementTree.XMLPullParser[Element] = ElementTree.XMLPullParser(
-            events=("start", "end")
-        )
+        parser = expat.ParserCreate()
+        parser.buffer_text = True
+        _refuse_declarations(parser)
+        parser.StartElementHandler = self._start
+        parser.EndElementHandler = self._end
+        parser.CharacterDataHandler = self._text
         total = 0
         content = False
         try:
@@ -274,59 +293,79 @@ class _JUnitReader:
                 if total > limit:  # the file grew while being read
                     raise ReportError(f"{self.path}: more than the limit of {limit} bytes")
                 content = content or bool(chunk.strip(b" \t\r\n\0\xff\xfe"))
-                guard.Parse(chunk, False)
-                parser.feed(chunk)
-                yield from self._events(parser)
+                parser.Parse(chunk, False)
+                yield from self.ready
+                self.ready.clear()
             if not content:
                 raise ReportError(f"{self.path}: empty file, expected JUnit XML")
-            guard.Parse(b"", True)
-            parser.close()
-            yield from self._events(parser)
+            parser.Parse(b"", True)
+            yield from self.ready
         except DefusedXmlException as err:
             raise ReportError(
                 f"{self.path}: refused hostile XML ({type(err).__name__}: {err})"
             ) from None
-        except (ExpatError, ParseError) as err:
+        except ExpatError as err:
             raise ReportError(f"{self.path}: not well-formed XML: {err}") from None
         except (LookupError, ValueError) as err:
             raise ReportError(f"{self.path}: unreadable XML: {err}") from None
 
-    def _events(self, parser: ElementTree.XMLPullParser[Element]) -> Iterator[CaseResult]:
-        for item in parser.read_events():
-            # Only start and end events are asked for: (event, element) pairs.
-            event, element = item[0], item[-1]
-            if not isinstance(element, Element):
-                continue
-            if event == "start":
-                self._start(element)
-                continue
-            self.elements.pop()
-            tag = element.tag
-            if tag == "testcase":
-                self.position += 1
-                yield self._case(element)
-                self._drop(element)
-            elif tag == "properties" and self.elements and self.elements[-1].tag == "testsuite":
-                self.suites[-1].update(_properties(element))
-            elif tag == "testsuite":
-                self.suites.pop()
-                self._drop(element)
+    # The handlers are the hot loop of ingest: a few string comparisons per element.
 
-    def _start(self, element: Element) -> None:
-        if not self.elements and element.tag not in ("testsuites", "testsuite"):
+    def _start(self, tag: str, attrib: dict[str, str]) -> None:
+        open_ = self.open
+        if not open_ and tag not in ("testsuite", "testsuites"):
             raise ReportError(
-                f"{self.path}: root element is <{element.tag}>,"
-                " expected <testsuites> or <testsuite>"
+                f"{self.path}: root element is <{tag}>, expected <testsuites> or <testsuite>"
             )
-        if element.tag == "testsuite":
+        parent = open_[-1] if open_ else ""
+        open_.append(tag)
+        case = self.case
+        if tag == "testcase":
+            self.case = _OpenCase(attrib)
+        elif tag == "testsuite":
             self.suites.append({})
-        self.elements.append(element)
+        elif tag == "property" and parent == "properties":
+            owner = open_[-3] if len(open_) >= 3 else ""
+            target = case.props if case and owner == "testcase" else None
+            if target is None and owner == "testsuite":
+                target = self.suites[-1]
+            if target is not None:
+                name = attrib.get("name", "")
+                if "value" in attrib:
+                    target[name] = attrib["value"]
+                else:  # <property name="x">value</property>
+                    self.property = (target, name, [])
+        elif case is not None and parent == "testcase" and tag in _RESULT_TAGS:
+            found = _RESULT_TAGS[tag]
+            if OUTCOME_RANK[found] > OUTCOME_RANK[case.outcome]:
+                case.outcome = found
+                case.message = attrib.get("message", "")
+                case.details = []
+                case.details_chars = 0
+                self.result_text = case
 
-    def _drop(self, element: Element) -> None:
-        """Forget an element read to its end, so the tree never holds more than one case."""
-        element.clear()
-        if self.elements and len(self.elements[-1]) and self.elements[-1][-1] is element:
-            del self.elements[-1][-1]
+    def _text(self, text: str) -> None:
+        case = self.result_text
+        if case is not None and case.details_chars < MAX_TEXT_CHARS:
+            case.details.append(text)
+            case.details_chars += len(text)
+        elif self.property is not None:
+            self.property[2].append(text)
+
+    def _end(self, tag: str) -> None:
+        self.open.pop()
+        if tag == "testcase" and self.case is not None:
+            self.position += 1
+            self.ready.append(self._case(self.case))
+            self.case = None
+        elif tag in _RESULT_TAGS:
+            self.result_text = None
+        elif tag == "property" and self.property is not None:
+            target, name, parts = self.property
+            target[name] = "".join(parts)
+            self.property = None
+        elif tag == "testsuite":
+            self.suites.pop()
 
     def _suite_property(self, key: str) -> str:
         for props in reversed(self.suites):
@@ -334,18 +373,17 @@ class _JUnitReader:
                 return props[key]
         return ""
 
-    def _case(self, case: Element) -> CaseResult:
+    def _case(self, case: _OpenCase) -> CaseResult:
         notes: list[str] = []
-        name = case.get("name") or ""
-        classname = case.get("classname") or ""
+        name = case.attrib.get("name") or ""
+        classname = case.attrib.get("classname") or ""
         if not name:
             name = f"(testcase #{self.position} without a name)"
             notes.append("the testcase has no name")
         test = name if "::" in name or not classname else f"{classname}::{name}"
-        props: dict[str, str] = {}
-        for child in case.findall("properties"):
-            props.update(_properties(child))
-        outcome, message, details = outcome_of(case)
+        props = case.props
+        outcome, message = case.outcome, case.message
+        details = "".join(case.details)
         lane = props.get("lane") or self._suite_property("lane") or self._only_lane(test)
         if lane not in self.lanes:
             known = ", ".join(sorted(self.lanes))
@@ -428,14 +466,6 @@ def outcome_of(case: Element) -> tuple[Outcome, str, str]:
             message = child.get("message") or ""
             details = child.text or ""
     return outcome, message, details
-
-
-def _properties(element: Element) -> dict[str, str]:
-    return {
-        prop.get("name", ""): prop.get("value", prop.text or "")
-        for prop in element
-        if prop.tag == "property"
-    }
 
 
 def artifact_files(run_dir: Path, case: CaseResult) -> Iterator[str]:
