@@ -7,14 +7,15 @@ command line itself); 130 is an interrupt.
 
 A run whose failures are all known issues exits 0. The verdict codes (10 to 14) say what
 the run found that nobody knew yet; when it found several kinds, the lowest code wins, so
-the most urgent news is the one a scheduler sees.
+the most urgent news is the one a scheduler sees. ``flagci --help`` lists every code from
+these classes.
 """
 
 from __future__ import annotations
 
 
 class FlagCIError(Exception):
-    """Base of every error the controller raises on purpose."""
+    """An error of no other kind; the base of every error the controller raises on purpose."""
 
     exit_code = 1
 
@@ -62,7 +63,7 @@ class NotifyError(FlagCIError):
 
 
 class TestsFailedError(FlagCIError):
-    """Base of the verdict errors: the run completed and found something not yet known."""
+    """The run completed and found something not yet known (base of the verdict errors)."""
 
     __test__ = False  # not a pytest test class
     exit_code = 10

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ci import dashboard, history, runfolder
 from ci.commands.lanes_cmd import matrix_from
+from ci.commands.output import add_json_option, print_json
 from ci.errors import UsageError
 from ci.ledger import load_ledger
 from ci.verdicts import Verdict
@@ -30,12 +30,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     runs = sub.add_parser("runs", help="the runs the history holds, oldest first")
     _db_option(runs)
-    _json_option(runs)
+    add_json_option(runs)
     runs.set_defaults(handler=_runs)
 
     verdicts = sub.add_parser("verdicts", help="print the verdict of every (lane, test)")
     _db_option(verdicts)
-    _json_option(verdicts)
+    add_json_option(verdicts)
     verdicts.add_argument("--ledger", type=Path, default=None, help="known-issue ledger")
     verdicts.add_argument("--failing", action="store_true", help="only tests failing now")
     verdicts.set_defaults(handler=_verdicts)
@@ -54,10 +54,6 @@ def _db_option(parser: argparse.ArgumentParser) -> None:
         help=f"history: a SQLite file or a postgresql:// URL (default: ${history.SETTING},"
         f" else {history.DEFAULT_DB})",
     )
-
-
-def _json_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON instead of lines")
 
 
 def _store(args: argparse.Namespace) -> history.Store:
@@ -95,7 +91,7 @@ def _runs(args: argparse.Namespace) -> int:
             }
             for r in runs
         ]
-        print(json.dumps(rows, indent=2))
+        print_json(rows)
         return 0
     for run in runs:
         print(f"{run.run_id}  {run.started:%Y-%m-%d %H:%M}  {run.kind}  {run.status}")
@@ -138,7 +134,7 @@ def _verdicts(args: argparse.Namespace) -> int:
                 for c in state.fix_checks
             ],
         }
-        print(json.dumps(document, indent=2))
+        print_json(document)
         return 0
     for verdict in chosen:
         notes = []
