@@ -1,4 +1,4 @@
-"""After a run: its verdicts, its Markdown summary, and the error it ends with.
+"""After a run: its verdicts, its Markdown summary, its news, and the error it ends with.
 
 ``flagci run`` calls ``after_run`` once the run folder is finished (and, with a history,
 ingested and the dashboard rebuilt). With a history the verdicts see every earlier run;
@@ -7,12 +7,13 @@ without one, the run alone (nothing can be new or fixed then, but known is known
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
-from ci import runfolder, summary
+from ci import issuesync, notify, runfolder, summary
 from ci.dashboard import failure_page
-from ci.errors import TestsFailedError
+from ci.errors import ConfigError, FlagCIError, NotifyError
 from ci.history import Store
 from ci.ledger import Ledger
 from ci.runverdicts import RunVerdicts, exit_error, of_run
@@ -25,6 +26,8 @@ from ci.verdicts import (
     Verdict,
     evaluate,
 )
+
+log = logging.getLogger(__name__)
 
 SITE_URL = "FLAGCI_SITE_URL"  # where the dashboard is published; links point there when set
 
@@ -93,9 +96,31 @@ def failure_links(run_dir: Path, dashboard: Path | None) -> summary.Link:
 
 def after_run(
     run_dir: Path, *, store: Store | None, ledger: Ledger, dashboard: Path | None
-) -> TestsFailedError | None:
-    """Write the run's summary; return the error the run ends with (None: all known)."""
+) -> FlagCIError | None:
+    """Write the run's summary, post its news, sync its issues; return the error the run
+    ends with (None: every failure known). The verdict's error outranks a failed post."""
     verdicts = run_verdicts(run_dir, store, ledger)
-    text = summary.render(verdicts, failure_links(run_dir, dashboard))
-    summary.write(run_dir, text)
-    return exit_error(verdicts)
+    link = failure_links(run_dir, dashboard)
+    summary.write(run_dir, summary.render(verdicts, link))
+    log.info("summary: %s", run_dir / summary.FILE_NAME)
+    error = exit_error(verdicts)
+    try:
+        hook = notify.webhook_from()
+        if hook is not None and notify.send(hook, verdicts, link):
+            log.info("posted the run's news to the %s webhook", hook.format)
+        tracker = issuesync.tracker_from()
+        if tracker is not None:
+            synced = issuesync.sync(tracker, verdicts, link)
+            log.info(
+                "issues of %s: opened %s, commented %s, closed %s",
+                tracker.repo,
+                synced.opened,
+                synced.commented,
+                synced.closed,
+            )
+    except (NotifyError, ConfigError) as err:
+        if error is not None:
+            log.error("%s", err)
+            return error
+        return err
+    return error
