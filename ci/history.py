@@ -343,6 +343,23 @@ class Store:
         with self.session() as session:
             return {row[0] for row in session.rows("SELECT run_id FROM runs")}
 
+    def backfill(self, run_dirs: Iterable[Path]) -> tuple[list[IngestResult], list[str]]:
+        """Store the run folders whose run the history lacks; return what was stored and
+        the run ids already there (known from run.json alone, their JUnit never read).
+
+        The same run downloaded twice (two artifacts of one CI run) is stored once.
+        """
+        stored = self.run_ids()
+        missing: dict[str, Path] = {}
+        present: list[str] = []
+        for run_dir in run_dirs:
+            record, _ = runfolder.read_record(run_dir)
+            if record.run_id in stored:
+                present.append(record.run_id)
+            else:
+                missing.setdefault(record.run_id, run_dir)
+        return (self.ingest_many(missing.values()) if missing else []), sorted(set(present))
+
     def _ingest(self, session: _Session, run_dir: Path, max_junit_bytes: int) -> IngestResult:
         record, run_bytes = runfolder.read_record(run_dir)
         merged = run_dir / "merged.xml"

@@ -176,11 +176,18 @@ def digest(run_json: bytes, junit: Path, *, max_bytes: int = MAX_JUNIT_BYTES) ->
     return hasher.hexdigest()
 
 
-def run_folders(results_dir: Path) -> list[Path]:
-    """Every run folder (one holding ``run.json``) directly under ``results_dir``."""
+def run_folders(results_dir: Path, *, depth: int = 1) -> list[Path]:
+    """Every run folder (one holding ``run.json``) at most ``depth`` levels under
+    ``results_dir`` (downloaded CI artifacts nest them: ``<ci-run>/<artifact>/<run>``)."""
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir}: not a directory")
-    return sorted(p.parent for p in results_dir.glob("*/run.json") if p.is_file())
+    found = {
+        path.parent
+        for level in range(1, depth + 1)
+        for path in results_dir.glob("/".join(["*"] * level) + "/run.json")
+        if path.is_file() and not path.parent.is_symlink()
+    }
+    return sorted(found)
 
 
 # --------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
-"""``flagci history ingest|runs|verdicts``, ``flagci dashboard``: the history and its pages."""
+"""``flagci history ...``, ``flagci dashboard``, ``flagci site``: the history and its pages."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from ci import dashboard, history, runfolder
+from ci import dashboard, history, runfolder, site
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.errors import UsageError
@@ -28,6 +28,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _db_option(ingest)
     ingest.set_defaults(handler=_ingest)
 
+    backfill = sub.add_parser(
+        "backfill",
+        help="store every run folder under DOWNLOADS (any depth up to 4) the history lacks",
+    )
+    backfill.add_argument("downloads", type=Path, metavar="DOWNLOADS")
+    _db_option(backfill)
+    backfill.set_defaults(handler=_backfill)
+
     runs = sub.add_parser("runs", help="the runs the history holds, oldest first")
     _db_option(runs)
     add_json_option(runs)
@@ -45,6 +53,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     board.add_argument("--out", type=Path, default=dashboard.DEFAULT_OUT, help="output folder")
     board.add_argument("--ledger", type=Path, default=None, help="known-issue ledger")
     board.set_defaults(handler=_dashboard)
+
+    pages = subparsers.add_parser(
+        "site", help="lay out the site to publish: the dashboard and the recent runs' pages"
+    )
+    pages.add_argument("--results", type=Path, default=Path("results"), help="results root")
+    pages.add_argument("--dashboard", type=Path, default=dashboard.DEFAULT_OUT)
+    pages.add_argument("--out", type=Path, required=True, help="a new folder for the site")
+    pages.add_argument(
+        "--runs", type=int, default=site.RECENT_RUNS, help="how many recent runs' pages to keep"
+    )
+    pages.set_defaults(handler=_site)
 
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
@@ -75,6 +94,14 @@ def _ingest(args: argparse.Namespace) -> int:
         print(f"{result.run_id}: {state}, {result.testcases} testcases, lanes {lanes}")
         for note in result.notes:
             print(f"  note: {note}")
+    return 0
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    stored, present = _store(args).backfill(runfolder.run_folders(args.downloads, depth=4))
+    for result in stored:
+        print(f"{result.run_id}: stored, {result.testcases} testcases")
+    print(f"{len(stored)} run(s) stored; {len(present)} already in the history")
     return 0
 
 
@@ -151,6 +178,12 @@ def _verdicts(args: argparse.Namespace) -> int:
         )
     for check in state.fix_checks:
         print(f"{check.issue.id} fixed in {check.version}: {check.status.value}")
+    return 0
+
+
+def _site(args: argparse.Namespace) -> int:
+    laid = site.lay_out(args.results, args.dashboard, args.out, runs=args.runs)
+    print(f"site: {laid.root}, {len(laid.runs)} run(s), {laid.bytes / 1e6:.1f} MB")
     return 0
 
 
