@@ -78,7 +78,7 @@ def prepare(
     # Cheap, and always current: where the suite comes from and what the lane says.
     site = next((env.venv / "lib").glob("python*/site-packages"))
     atomic.write_text(site / "flagci-smoke.pth", f"{source_root()}\n")
-    atomic.write_text(env.lane_file, json.dumps(lane.smoke_context(node), indent=2))
+    atomic.write_text(env.lane_file, lane.lane_json(node))
     return env
 
 

@@ -68,10 +68,6 @@ def smoke_suite_files(root: Path) -> tuple[tuple[str, str], ...]:
     return tuple(files)
 
 
-def lane_json(lane: Lane) -> str:
-    return json.dumps(lane.smoke_context(), indent=2, sort_keys=True) + "\n"
-
-
 def compiler_pin(lane: Lane) -> Pin:
     pin = lane.pin(lane.compiler.package)
     if pin is None:  # the lane matrix guarantees it; kept for a clear message all the same
@@ -116,7 +112,7 @@ def recipe_for(lane: Lane, root: Path | None = None) -> Recipe:
         "dockerfile": wheelhouse.sha256_of(dockerfile),
         "buildargs": buildargs,
         "pins": [[p.name, p.version, p.index, p.sha256 or ""] for p in lane.pins],
-        "lane_json": lane_json(lane),
+        "lane_json": lane.lane_json(),
         "smoke": smoke_suite_files(root),
     }
     digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
@@ -348,7 +344,7 @@ def build_context(
         atomic.write_text(target / wheelhouse.LOCK_NAME, wheelhouse.lock_text(wheels))
     smoke = folder / "smoke"
     smoke.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(smoke / "lane.json", lane_json(recipe.lane))
+    atomic.write_text(smoke / "lane.json", recipe.lane.lane_json())
     (smoke / "lane.json").chmod(0o644)  # read by the image's unprivileged user
     return folder
 

@@ -6,6 +6,7 @@ before any environment, image or node is touched.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -27,9 +28,11 @@ from pydantic import (
 )
 
 from ci.errors import ConfigError, UsageError
+from ci.smoke.lane import target_label
 
 SMOKE_TESTS = ("backends", "unified_attention", "gdn_post_conv", "vllm", "perf")
-VENDORS = ("iluvatar", "kunlun", "nvidia", "cpu")
+VENDORS = ("iluvatar", "kunlun", "ascend", "nvidia", "cpu")
+Vendor = Literal["iluvatar", "kunlun", "ascend", "nvidia", "cpu"]
 
 Name = Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9.+_-]*$")]
 EnvName = Annotated[StrictStr, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")]
@@ -74,17 +77,18 @@ class Target(_Model):
 
     backend: Name
     arch: StrictInt | StrictStr
-    warp_size: Positive
+    # 0 where the backend has no warps to speak of (the ascend driver says 0).
+    warp_size: Annotated[StrictInt, Field(ge=0)]
     shared_limit: Annotated[StrictInt, Field(ge=0)]
     name: Name | None = None
+    # The last compile stage the lane's nodes can run for this target, where a stage needs a
+    # tool they lack (a linker, a vendor SDK): a compile that reaches it passes, with the
+    # stage recorded. None: every stage the backend has.
+    last_stage: Name | None = None
 
     @property
     def label(self) -> str:
-        if self.name:
-            return self.name
-        if self.backend == "cuda" and isinstance(self.arch, int):
-            return "sm_detect" if self.arch == 0 else f"sm_{self.arch}"
-        return f"{self.backend}_{self.arch}" if isinstance(self.arch, int) else str(self.arch)
+        return target_label(self.backend, self.arch, self.name)
 
 
 class Hardware(_Model):
@@ -98,7 +102,7 @@ class Sdk(_Model):
 
 
 class Compiler(_Model):
-    package: Literal["triton", "flagtree"]
+    package: Literal["triton", "flagtree", "triton-ascend"]
     version: StrictStr
     triton: StrictStr
 
@@ -120,7 +124,7 @@ class Model(_Model):
 class Lane(_Model):
     name: Name
     description: StrictStr
-    vendor: Literal["iluvatar", "kunlun", "nvidia", "cpu"]
+    vendor: Vendor
     hardware: Hardware | None = None
     sdk: Sdk | None = None
     base_image: StrictStr
@@ -175,6 +179,11 @@ class Lane(_Model):
                 return pin
         return None
 
+    def lane_json(self, node: str = "") -> str:
+        """The text of ``lane.json``, the lane file of every lane environment (venv, image,
+        node), read by ``ci.smoke.lane.load_context``."""
+        return json.dumps(self.smoke_context(node), indent=2, sort_keys=True) + "\n"
+
     def smoke_context(self, node: str = "") -> dict[str, Any]:
         """What the smoke suite needs to know about its lane, as plain JSON data."""
         return {
@@ -188,6 +197,7 @@ class Lane(_Model):
             "tests": list(self.tests),
             "test_timeout_s": self.test_timeout_s,
             "env": dict(self.device.env),
+            "devices": list(self.device.devices),
             "model": self.model.model_dump() if self.model else None,
         }
 
@@ -196,7 +206,7 @@ class LaneMatrix(_Model):
     source: StrictStr
     default_lane: Name
     indexes: dict[Name, Index]
-    families: dict[Literal["iluvatar", "kunlun", "nvidia", "cpu"], tuple[Name, ...]]
+    families: dict[Vendor, tuple[Name, ...]]
     lanes: dict[Name, Lane]
 
     @model_validator(mode="after")
@@ -279,7 +289,7 @@ def load_matrix(path: Path | None = None) -> LaneMatrix:
     lanes = raw.get("lanes")
     if isinstance(lanes, dict):
         raw["lanes"] = {
-            name: {"name": name, **body} if isinstance(body, dict) else body
+            name: {"name": name, **_extended(path, lanes, name)} if isinstance(body, dict) else body
             for name, body in lanes.items()
         }
     try:
@@ -295,6 +305,43 @@ def load_matrix(path: Path | None = None) -> LaneMatrix:
             or not any(loc[: len(e["loc"])] == tuple(e["loc"]) for loc in failed)
         ]
         raise ConfigError("\n".join(_describe(path, e) for e in kept)) from None
+
+
+def _extended(path: Path, lanes: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A lane's table with its ``extends`` chain applied: the base lane's keys, replaced by the
+    lane's own, except ``pins``, merged by package name (see the header of lanes.toml)."""
+    chain: list[str] = [name]
+    body = lanes[name]
+    while "extends" in body:
+        base_name = body["extends"]
+        if not isinstance(base_name, str) or not isinstance(lanes.get(base_name), dict):
+            raise ConfigError(
+                f"{path}: lane '{chain[-1]}': key 'extends': no lane named {base_name!r}"
+            )
+        if base_name in chain:
+            loop = " -> ".join([*chain, base_name])
+            raise ConfigError(f"{path}: lane '{name}': key 'extends': a loop ({loop})")
+        chain.append(base_name)
+        body = lanes[base_name]
+    merged: dict[str, Any] = {}
+    for lane_name in reversed(chain):
+        own = {k: v for k, v in lanes[lane_name].items() if k != "extends"}
+        pins = own.pop("pins", None)
+        merged.update(own)
+        if pins is not None:
+            merged["pins"] = _merge_pins(merged.get("pins"), pins)
+    return merged
+
+
+def _merge_pins(base: Any, own: Any) -> Any:
+    if not isinstance(base, list) or not isinstance(own, list):
+        return own  # the model's validation names what is wrong with it
+    by_name = {_normalise(str(p.get("name", ""))): p for p in own if isinstance(p, dict)}
+    kept = [
+        by_name.pop(_normalise(str(p.get("name", ""))), p) if isinstance(p, dict) else p
+        for p in base
+    ]
+    return kept + [p for p in own if not isinstance(p, dict) or p in by_name.values()]
 
 
 def _describe(path: Path, error: Mapping[str, Any]) -> str:

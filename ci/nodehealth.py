@@ -36,7 +36,7 @@ class _Model(BaseModel):
 class SmiRule(_Model):
     query: Argv
     snapshot: Argv
-    format: Literal["query-csv", "xpu-smi-table"]
+    format: Literal["query-csv", "xpu-smi-table", "npu-smi-info"]
 
 
 class HealthRules(_Model):
@@ -146,9 +146,22 @@ def _parse_xpu_smi_table(output: str) -> SmiReport:
     return SmiReport(devices=devices, driver=driver.group(1) if driver else "")
 
 
+_NPU_DRIVER = re.compile(r"^\|\s*npu-smi\s+\S+\s+Version:\s*(\S+)", re.MULTILINE)
+# An NPU's first row: its index and its name ("| 0     910B3   | OK  |"); the chip row
+# under it has no name ("| 0                         | 0000:C1:00.0 |").
+_NPU_DEVICE_ROW = re.compile(r"^\|\s*\d+\s+[A-Za-z0-9][\w.-]*\s*\|")
+
+
+def _parse_npu_smi_info(output: str) -> SmiReport:
+    driver = _NPU_DRIVER.search(output)
+    devices = sum(1 for line in output.splitlines() if _NPU_DEVICE_ROW.match(line))
+    return SmiReport(devices=devices, driver=driver.group(1) if driver else "")
+
+
 SMI_PARSERS: dict[str, SmiParser] = {
     "query-csv": _parse_query_csv,
     "xpu-smi-table": _parse_xpu_smi_table,
+    "npu-smi-info": _parse_npu_smi_info,
 }
 
 _SERVER_VERSION = re.compile(r"^\s*Server Version:\s*(\S+)", re.MULTILINE)

@@ -1,7 +1,7 @@
 """Reproducer bundle: everything a vendor needs to replay one failed compile, in one folder.
 
 Runs inside a lane environment (standard library and triton only). The bundle holds the
-kernel's source file, ``spec.json`` (function, signature, constexprs, options, target),
+kernel's source file, ``spec.json`` (function, signature, constexprs, attrs, options, target),
 ``stack.json`` (Triton version, Python, platform, the compiler-related environment), the
 MLIR reproducers and the IR of the last good stage from the test's artifacts, the failure
 text, and ``replay.py``: ``python replay.py`` inside the bundle replays the compile and
@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 REPLAY = Path(__file__).with_name("replay.py")
+# The replay needs the Triton-API adapter beside it: a bundle carries no ci package.
+ADAPTER = Path(__file__).with_name("tritonapi.py")
 # Environment variables that change what the compiler does; secrets never match these.
 ENV_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "FLAGTREE_", "XPU_", "UMD_", "CUDA_", "HIP_", "ROCM_")
 ENV_NAMES = ("LD_LIBRARY_PATH", "PYTHONPATH")
@@ -35,6 +37,7 @@ class CompileSpec:
     function: str
     signature: Mapping[str, str]
     constexprs: Mapping[str, Any]
+    attrs: Mapping[str, Any]
     options: Mapping[str, Any]
     target: Mapping[str, Any]
 
@@ -44,6 +47,7 @@ class CompileSpec:
             "function": self.function,
             "signature": dict(self.signature),
             "constexprs": dict(self.constexprs),
+            "attrs": {name: [list(pair) for pair in pairs] for name, pairs in self.attrs.items()},
             "options": dict(self.options),
             "target": dict(self.target),
         }
@@ -84,6 +88,7 @@ def write(
     source_name = f"kernel_{spec.source.name}"
     shutil.copyfile(spec.source, folder / source_name)
     shutil.copyfile(REPLAY, folder / "replay.py")
+    shutil.copyfile(ADAPTER, folder / "tritonapi.py")
     # Key order kept: the signature lists the kernel's arguments in order.
     _write_json(folder / "spec.json", spec.to_json(source_name))
     _write_json(folder / "stack.json", stack())

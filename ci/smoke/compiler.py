@@ -15,22 +15,27 @@ import contextlib
 import json
 import os
 import re
-import selectors
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, TextIO, Tuple
 
+from ci.smoke import taxonomy
 from ci.smoke.lane import Target
 
 LOG_NAME = "compile.log"
 FAILURE_NAME = "failure.json"
-# Stages in the order Triton produces them; the last one present is the last good stage.
-STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx", "cubin", "amdgcn", "hsaco")
+# The worker's own stderr around a job that it did not answer (kept in the artifacts).
+WORKER_LOG_NAME = "worker-stderr.log"
+# Protocol lines the child writes: a phase marker before triton.compile runs, then the outcome.
+PHASE_COMPILING = {"phase": "compiling"}
 
 
 @dataclass(frozen=True)
@@ -48,18 +53,30 @@ class CompileJob:
     # Block-size constexprs the fallback probe may shrink after a failure.
     tunable_blocks: Tuple[str, ...] = ()
 
+    def attrs(self) -> Dict[str, List[Tuple[str, Any]]]:
+        """The per-argument attributes the compile source carries (see ``tritonapi``)."""
+        return {name: [("tt.divisibility", 16)] for name in self.divisible_by_16}
+
 
 @dataclass
 class CompileOutcome:
-    status: str  # "ok" or a failure kind, see FAILURE_KINDS
+    status: str  # "ok" or a failure kind of ci.smoke.taxonomy
     message: str = ""
     seconds: float = 0.0
     shared: Optional[int] = None
+    # Why ``shared`` is absent when the backend reports none (the xpu backend says -1).
+    shared_note: str = ""
     registers: Optional[int] = None
     spills: Optional[int] = None
     diagnostics: List[str] = field(default_factory=list)
-    last_good_stage: Optional[str] = None
+    # The last stage whose IR exists: where a failed compile stopped, or where a compile
+    # ended because the node's toolchain cannot run the next stage (see Target.last_stage).
+    last_stage: Optional[str] = None
+    stages: List[str] = field(default_factory=list)
     files: List[str] = field(default_factory=list)
+    traceback: str = ""
+    exit_status: Optional[int] = None
+    stderr_tail: str = ""
 
     @property
     def ok(self) -> bool:
@@ -67,24 +84,30 @@ class CompileOutcome:
 
     def summary(self) -> str:
         lines = [f"[{self.status}] {self.message}"]
+        if self.status == taxonomy.HARNESS_ERROR:
+            lines.append(
+                "this is a failure of the flagci harness on this lane (an API mismatch, an "
+                "import error, a bug of ours), not of the compiler under test"
+            )
+        elif self.status == taxonomy.TOOLCHAIN:
+            lines.append("this is a toolchain problem of the node, not of the compiler")
+        if self.exit_status is not None:
+            lines.append(f"worker exit status: {self.exit_status}")
         if self.diagnostics:
             lines.append("MLIR diagnostics:")
             lines.extend(f"  {d}" for d in self.diagnostics[:20])
-        if self.last_good_stage:
-            lines.append(f"last good stage: {self.last_good_stage}")
+        if self.last_stage:
+            lines.append(f"last good stage: {self.last_stage}")
+        if self.traceback:
+            lines.append("traceback:")
+            lines.extend(f"  {line}" for line in self.traceback.rstrip().splitlines()[-30:])
+        if self.stderr_tail:
+            lines.append("worker stderr (last lines):")
+            lines.extend(f"  {line}" for line in self.stderr_tail.rstrip().splitlines())
         if self.files:
             lines.append("kept: " + ", ".join(self.files))
         return "\n".join(lines)
 
-
-FAILURE_KINDS = (
-    "backend_resolution",
-    "out_of_resources",
-    "pass_failure",
-    "compile_error",
-    "timeout",
-    "crash",
-)
 
 _DIAGNOSTIC = re.compile(r"^(?P<loc>\S+:\d+:\d+): (?P<sev>error|note|warning): (?P<msg>.*)$")
 _PIPELINE = re.compile(r"Pipeline failed while executing \[`(?P<pass>[^`]+)`")
@@ -111,32 +134,48 @@ def parse_diagnostics(log: str) -> List[str]:
     return found
 
 
-def classify(exc_type: str, message: str, log: str) -> str:
-    if "compatible backends for target" in message:
-        return "backend_resolution"
-    if exc_type == "OutOfResources" or message.startswith("out of resource"):
-        return "out_of_resources"
-    if "PassManager::run failed" in message or _PIPELINE.search(log):
-        return "pass_failure"
-    return "compile_error"
-
-
 # ----------------------------------------------------------------------------------------
-# Child side: runs inside the lane environment, imports triton.
+# Child side: runs inside the lane environment, imports triton (through ci.smoke.tritonapi).
 
 
-def _stage_files(cache: Path) -> List[Path]:
-    files = [p for p in cache.rglob("*") if p.is_file() and p.suffix.lstrip(".") in STAGE_ORDER]
-    return sorted(files, key=lambda p: STAGE_ORDER.index(p.suffix.lstrip(".")))
+class _Prepared:
+    """A job made ready to compile: every use of Triton's API before ``triton.compile``."""
+
+    def __init__(self, job: CompileJob) -> None:
+        import importlib
+
+        from ci.smoke import tritonapi
+
+        kernel = getattr(importlib.import_module(job.module), job.kernel)
+        self.target = tritonapi.gpu_target(
+            job.target.backend, job.target.arch, job.target.warp_size
+        )
+        self.source = tritonapi.ast_source(
+            kernel, job.signature, job.constexprs, job.attrs(), self.target
+        )
+        # The backend's own stage order; a backend that cannot be made leaves it empty
+        # and triton.compile reports that itself (backend resolution).
+        try:
+            self.stages: Tuple[str, ...] = tritonapi.stage_names(self.target, job.options)
+        except RuntimeError:
+            self.stages = ()
 
 
-def _compile_in_child(job: CompileJob) -> CompileOutcome:
-    import importlib
+def _stage_files(cache: Path, stages: Tuple[str, ...]) -> List[Path]:
+    files = [p for p in cache.rglob("*") if p.is_file() and p.suffix.lstrip(".") in stages]
+    return sorted(files, key=lambda p: stages.index(p.suffix.lstrip(".")))
 
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
 
+def _harness_error(message: str, seconds: float = 0.0) -> CompileOutcome:
+    return CompileOutcome(
+        status=taxonomy.HARNESS_ERROR,
+        message=message,
+        seconds=seconds,
+        traceback=traceback.format_exc(),
+    )
+
+
+def _compile_in_child(job: CompileJob, protocol: TextIO) -> CompileOutcome:
     artifacts = Path(job.artifacts)
     artifacts.mkdir(parents=True, exist_ok=True)
     cache = artifacts / "triton-cache"
@@ -144,23 +183,25 @@ def _compile_in_child(job: CompileJob) -> CompileOutcome:
     os.environ["TRITON_CACHE_DIR"] = str(cache)
     os.environ["TRITON_REPRODUCER_PATH"] = str(artifacts / "repro")
     os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
+    try:
+        import triton
 
-    kernel = getattr(importlib.import_module(job.module), job.kernel)
-    constexprs = dict(job.constexprs)
-    attrs = {
-        (kernel.arg_names.index(name),): [["tt.divisibility", 16]] for name in job.divisible_by_16
-    }
-    source = ASTSource(fn=kernel, signature=dict(job.signature), constexprs=constexprs, attrs=attrs)
-    target = GPUTarget(job.target.backend, job.target.arch, job.target.warp_size)
+        prepared = _Prepared(job)
+    except Exception as exc:
+        return _harness_error(f"preparing the compile: {type(exc).__name__}: {exc}")
 
     log_path = artifacts / LOG_NAME
     saved = os.dup(1), os.dup(2)
+    protocol.write(json.dumps(PHASE_COMPILING) + "\n")
+    protocol.flush()
     started = time.perf_counter()
     with log_path.open("w") as log_file:
         os.dup2(log_file.fileno(), 1)
         os.dup2(log_file.fileno(), 2)
         try:
-            compiled = triton.compile(source, target=target, options=dict(job.options))
+            compiled = triton.compile(
+                prepared.source, target=prepared.target, options=dict(job.options)
+            )
             error: Optional[BaseException] = None
         except Exception as exc:
             compiled, error = None, exc
@@ -173,28 +214,78 @@ def _compile_in_child(job: CompileJob) -> CompileOutcome:
             os.close(saved[1])
     seconds = time.perf_counter() - started
     log = log_path.read_text(errors="replace")
-
     if error is not None:
-        message = f"{type(error).__name__}: {error}".strip()
-        stages = _stage_files(cache)
-        ir = artifacts / "ir"
-        shutil.rmtree(ir, ignore_errors=True)
-        ir.mkdir()
-        for stage in stages:
-            shutil.copy2(stage, ir / stage.name)
-        shutil.rmtree(cache, ignore_errors=True)
-        kept = sorted(p.name for p in artifacts.iterdir() if p.name.startswith("repro"))
-        kept += [f"ir/{p.name}" for p in stages] + [LOG_NAME]
-        return CompileOutcome(
-            status=classify(type(error).__name__, message, log),
-            message=message,
-            seconds=seconds,
-            diagnostics=parse_diagnostics(log),
-            last_good_stage=stages[-1].suffix.lstrip(".") if stages else None,
-            files=kept,
-        )
+        return _failed(job, prepared.stages, error, log, seconds)
+    try:
+        return _succeeded(job, compiled, log, seconds)
+    except Exception as exc:
+        return _harness_error(f"reading the compiled kernel: {type(exc).__name__}: {exc}", seconds)
 
-    shared = int(compiled.metadata.shared)
+
+def _failed(
+    job: CompileJob, stages: Tuple[str, ...], error: BaseException, log: str, seconds: float
+) -> CompileOutcome:
+    artifacts = Path(job.artifacts)
+    cache = artifacts / "triton-cache"
+    message = f"{type(error).__name__}: {error}".strip()
+    found = _stage_files(cache, stages)
+    reached = found[-1].suffix.lstrip(".") if found else None
+    kind = taxonomy.compile_failure_kind(type(error).__name__, message, log)
+    expected = job.target.last_stage
+    if (
+        kind == taxonomy.TOOLCHAIN
+        and expected
+        and reached
+        and expected in stages
+        and stages.index(reached) >= stages.index(expected)
+    ):
+        # The lane says this node's toolchain ends here: the compile did all it can.
+        shutil.rmtree(cache, ignore_errors=True)
+        _drop_reproducers(artifacts)
+        (artifacts / LOG_NAME).unlink(missing_ok=True)
+        return CompileOutcome(
+            status="ok",
+            message=f"stopped after {reached} as the lane expects here: "
+            f"{taxonomy.missing_tool(f'{message}{chr(10)}{log}')} is absent on this node",
+            seconds=seconds,
+            last_stage=reached,
+            stages=[p.suffix.lstrip(".") for p in found],
+        )
+    if kind == taxonomy.TOOLCHAIN:
+        message += (
+            f" (the lane expects {job.target.label} to reach "
+            f"{expected or 'every stage'} on this node)"
+        )
+    ir = artifacts / "ir"
+    shutil.rmtree(ir, ignore_errors=True)
+    ir.mkdir()
+    for stage in found:
+        shutil.copy2(stage, ir / stage.name)
+    shutil.rmtree(cache, ignore_errors=True)
+    kept = sorted(p.name for p in artifacts.iterdir() if p.name.startswith("repro"))
+    kept += [f"ir/{p.name}" for p in found] + [LOG_NAME]
+    return CompileOutcome(
+        status=kind,
+        message=message,
+        seconds=seconds,
+        diagnostics=parse_diagnostics(log),
+        last_stage=reached,
+        stages=[p.suffix.lstrip(".") for p in found],
+        files=kept,
+        traceback="".join(traceback.format_exception(type(error), error, error.__traceback__)),
+    )
+
+
+def _drop_reproducers(artifacts: Path) -> None:
+    for repro in artifacts.glob("repro*"):
+        repro.unlink()
+
+
+def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> CompileOutcome:
+    from ci.smoke import tritonapi
+
+    artifacts = Path(job.artifacts)
+    facts = tritonapi.compiled_facts(compiled)
     registers = spills = None
     match = _PTXAS_REGS.search(log)
     if match:
@@ -208,31 +299,46 @@ def _compile_in_child(job: CompileJob) -> CompileOutcome:
         spills = int(vspill.group(1)) if vspill else None
     # A good compile leaves nothing behind: its IR and reproducers (Triton writes one per
     # stage even on success) are reproducible from the same job.
-    shutil.rmtree(cache, ignore_errors=True)
-    for repro in artifacts.glob("repro*"):
-        repro.unlink()
+    shutil.rmtree(artifacts / "triton-cache", ignore_errors=True)
+    _drop_reproducers(artifacts)
     outcome = CompileOutcome(
-        status="ok", seconds=seconds, shared=shared, registers=registers, spills=spills
+        status="ok",
+        seconds=seconds,
+        shared=facts.shared,
+        registers=registers,
+        spills=spills,
+        last_stage=facts.binary,
+        stages=list(facts.stages),
     )
+    if facts.shared is None:
+        outcome.shared_note = (
+            f"not checked: the backend reports shared={facts.shared_reported} "
+            "(no shared-memory figure on this target)"
+        )
     limit = job.target.shared_limit
-    if limit and shared > limit:
-        outcome.status = "out_of_resources"
-        outcome.message = out_of_resources_message("shared memory", shared, limit)
+    if limit and facts.shared is not None and facts.shared > limit:
+        outcome.status = taxonomy.OUT_OF_RESOURCES
+        outcome.message = out_of_resources_message("shared memory", facts.shared, limit)
     else:
-        log_path.unlink()
+        (artifacts / LOG_NAME).unlink(missing_ok=True)
     return outcome
 
 
 def _serve() -> None:
-    """Child main loop: one JSON job in, one JSON outcome out, until stdin closes."""
+    """Child main loop: one JSON job in, a phase line and one JSON outcome out, until EOF."""
     protocol = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # stray prints must not corrupt the protocol stream
     for line in sys.stdin:
-        raw = json.loads(line)
-        raw["target"] = Target(**raw["target"])
-        raw["divisible_by_16"] = tuple(raw.get("divisible_by_16", ()))
-        raw["tunable_blocks"] = tuple(raw.get("tunable_blocks", ()))
-        outcome = _compile_in_child(CompileJob(**raw))
+        try:
+            raw = json.loads(line)
+            raw["target"] = Target(**raw["target"])
+            raw["divisible_by_16"] = tuple(raw.get("divisible_by_16", ()))
+            raw["tunable_blocks"] = tuple(raw.get("tunable_blocks", ()))
+            job = CompileJob(**raw)
+        except Exception as exc:
+            outcome = _harness_error(f"reading the compile job: {type(exc).__name__}: {exc}")
+        else:
+            outcome = _compile_in_child(job, protocol)
         protocol.write(json.dumps(asdict(outcome)) + "\n")
         protocol.flush()
 
@@ -242,74 +348,149 @@ def _serve() -> None:
 
 
 class CompileWorker:
-    """One long-lived child per pytest process; replaced after a timeout or a crash."""
+    """One long-lived child per pytest process; replaced after a timeout or a crash.
+
+    The child's stderr goes to a file of the worker's own, so that a child that dies without
+    answering (an import error, an abort) leaves its last words in the test's artifacts.
+    """
 
     def __init__(self) -> None:
-        self._proc: Optional["subprocess.Popen[str]"] = None
+        self._proc: Optional["subprocess.Popen[bytes]"] = None
+        self._stderr: Optional[Any] = None
+        self._pending = b""  # bytes read from the child past the last full line
 
-    def _start(self) -> "subprocess.Popen[str]":
+    def _start(self) -> "subprocess.Popen[bytes]":
         if self._proc is None or self._proc.poll() is not None:
             env = dict(os.environ)
             env.pop("TRITON_INTERPRET", None)  # the child compiles; it never interprets
             env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+            if self._stderr is not None:
+                self._stderr.close()
+            # Lives as long as the child it belongs to; closed when the child is replaced.
+            self._stderr = tempfile.TemporaryFile("w+b")  # noqa: SIM115
+            self._pending = b""
+            # Unbuffered: the deadline is kept with select() on the pipe itself, which must
+            # not have lines waiting in a buffer of ours that select() cannot see.
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "ci.smoke.compiler"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                text=True,
+                stderr=self._stderr,
+                bufsize=0,
                 env=env,
                 start_new_session=True,
             )
         return self._proc
 
+    def _read_line(self, deadline: float) -> Optional[bytes]:
+        """The child's next protocol line; b"" at end of file; None when the deadline passed."""
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._pending:
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.perf_counter(), 0))
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b""
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line
+
+    def _stderr_since(self, offset: int) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(offset)
+        data = self._stderr.read()
+        self._stderr.seek(0, os.SEEK_END)
+        return str(data.decode("utf-8", errors="replace"))
+
     def compile(self, job: CompileJob) -> CompileOutcome:
         proc = self._start()
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None and self._stderr is not None
         payload = asdict(job)
+        stderr_offset = self._stderr.seek(0, os.SEEK_END)
         started = time.perf_counter()
+        deadline = started + job.timeout_s
         try:
-            proc.stdin.write(json.dumps(payload) + "\n")
+            proc.stdin.write(json.dumps(payload).encode() + b"\n")
             proc.stdin.flush()
         except BrokenPipeError:
             pass
-        with selectors.DefaultSelector() as selector:
-            selector.register(proc.stdout, selectors.EVENT_READ)
-            ready = selector.select(timeout=job.timeout_s)
-        if not ready:
-            self.close(kill=True)
-            outcome = CompileOutcome(
-                status="timeout",
-                message=f"compile did not finish within {job.timeout_s:g} s and was killed",
-                seconds=time.perf_counter() - started,
-            )
-        else:
-            line = proc.stdout.readline()
-            if line:
-                outcome = CompileOutcome(**json.loads(line))
-            else:
-                code = proc.wait()
-                self._proc = None
-                outcome = CompileOutcome(status="crash", message=_describe_exit(code))
+        compiling = False
+        outcome: Optional[CompileOutcome] = None
+        while outcome is None:
+            line = self._read_line(deadline)
+            if line is None:
+                self.close(kill=True)
+                outcome = CompileOutcome(
+                    status=taxonomy.TIMEOUT,
+                    message=f"compile did not finish within {job.timeout_s:g} s and was killed",
+                    seconds=time.perf_counter() - started,
+                )
+            elif not line:
+                outcome = self._died(job, compiling, stderr_offset)
                 outcome.seconds = time.perf_counter() - started
+            else:
+                answer = json.loads(line)
+                if answer == PHASE_COMPILING:
+                    compiling = True
+                else:
+                    outcome = CompileOutcome(**answer)
         if not outcome.ok:
             outcome.files = sorted(set(outcome.files) | _existing(Path(job.artifacts)))
             record = {"job": payload, "outcome": asdict(outcome)}
             path = Path(job.artifacts) / FAILURE_NAME
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(record, indent=2, default=str))
+            atomic_write_text(path, json.dumps(record, indent=2, default=str))
         return outcome
+
+    def _died(self, job: CompileJob, compiling: bool, stderr_offset: int) -> CompileOutcome:
+        """The child ended without answering: a crash of the compiler if it was compiling,
+        else a failure of our harness (it never reached triton.compile)."""
+        assert self._proc is not None
+        code = self._proc.wait()
+        self._proc = None
+        stderr = self._stderr_since(stderr_offset)
+        if stderr:
+            folder = Path(job.artifacts)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / WORKER_LOG_NAME).write_text(stderr, encoding="utf-8")
+        tail = "\n".join(stderr.rstrip().splitlines()[-20:])
+        if compiling:
+            return CompileOutcome(
+                status=taxonomy.CRASH,
+                message=_describe_exit(code),
+                exit_status=code,
+                stderr_tail=tail,
+            )
+        return CompileOutcome(
+            status=taxonomy.HARNESS_ERROR,
+            message=f"{_describe_exit(code)} before triton.compile ran",
+            exit_status=code,
+            stderr_tail=tail,
+        )
 
     def close(self, kill: bool = False) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if kill:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            assert proc.stdin is not None
-            proc.stdin.close()
-        proc.wait()
+        if proc is not None:
+            if kill:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                assert proc.stdin is not None
+                proc.stdin.close()
+            proc.wait()
+        if self._stderr is not None and kill is False:
+            self._stderr.close()
+            self._stderr = None
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write whole, then rename: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
 
 
 def _existing(folder: Path) -> "set[str]":

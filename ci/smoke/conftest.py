@@ -23,8 +23,8 @@ for _name, _value in CONTEXT.env.items():
     os.environ.setdefault(_name, _value)
 
 from ci.smoke.compiler import CompileJob, CompileOutcome, CompileWorker  # noqa: E402
+from ci.smoke.signatures import signature_of  # noqa: E402
 from ci.smoke.triage import triage_compile_failure  # noqa: E402
-from ci.triage.signatures import signature_of  # noqa: E402
 
 _WORKER = CompileWorker()
 _VERSIONS = installed_versions()
@@ -95,7 +95,7 @@ def lane_properties() -> List[Tuple[str, object]]:
         ("node", CONTEXT.node),
         ("vendor", CONTEXT.vendor),
         ("compiler", f"{CONTEXT.compiler['package']} {CONTEXT.compiler['version']}"),
-        ("triton_version", _VERSIONS["triton"]),
+        ("triton_version", _VERSIONS["triton"] or _VERSIONS["triton-ascend"]),
         ("flagtree_version", _VERSIONS["flagtree"]),
     ]
 
@@ -139,6 +139,12 @@ def compile_kernel(
             value = getattr(outcome, name)
             if value is not None:
                 record_property("shared_bytes" if name == "shared" else name, value)
+        if outcome.shared_note:
+            record_property("shared_check", outcome.shared_note)
+        if outcome.last_stage:
+            record_property("last_stage", outcome.last_stage)
+        if outcome.ok and outcome.message:
+            record_property("compile_note", outcome.message)
         if not outcome.ok:
             record_property("failure_kind", outcome.status)
             summary = outcome.summary()

@@ -21,14 +21,21 @@ class Target:
     warp_size: int
     shared_limit: int
     name: Optional[str] = None
+    # The last stage this node's toolchain can run for the target (None: every stage).
+    last_stage: Optional[str] = None
 
     @property
     def label(self) -> str:
-        if self.name:
-            return self.name
-        if self.backend == "cuda" and isinstance(self.arch, int):
-            return f"sm_{self.arch}"
-        return f"{self.backend}_{self.arch}" if isinstance(self.arch, int) else str(self.arch)
+        return target_label(self.backend, self.arch, self.name)
+
+
+def target_label(backend: str, arch: Union[int, str], name: Optional[str] = None) -> str:
+    """How a target is named in test ids and properties: its name, else sm_90, gfx942 ..."""
+    if name:
+        return name
+    if backend == "cuda" and isinstance(arch, int):
+        return "sm_detect" if arch == 0 else f"sm_{arch}"
+    return f"{backend}_{arch}" if isinstance(arch, int) else str(arch)
 
 
 @dataclass(frozen=True)
@@ -37,12 +44,17 @@ class LaneContext:
     vendor: str
     node: str
     compiler: Dict[str, str]
+    # What the compile tests use: the lane file's targets, or on a device lane whose driver
+    # answers, the driver's own target (see ci.smoke.stack).
     targets: Tuple[Target, ...]
+    # What the lane file says; test_stack_facts holds the two against each other.
+    declared_targets: Tuple[Target, ...]
     inductor_backend: str
     execution: str
     tests: Tuple[str, ...]
     test_timeout_s: int
     env: Dict[str, str] = field(default_factory=dict)
+    devices: Tuple[str, ...] = ()
     model: Optional[Dict[str, Any]] = None
     source: str = ""
 
@@ -57,30 +69,57 @@ def lane_file() -> Path:
     return Path(sys.prefix) / "share" / "flagci" / "lane.json"
 
 
+class LaneFileError(RuntimeError):
+    """The lane file is missing or malformed; the message names the file and the key."""
+
+
 def load_context(path: Optional[Path] = None) -> LaneContext:
     path = path or lane_file()
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise RuntimeError(
+        raise LaneFileError(
             f"no lane file at {path}: run the smoke suite through `flagci run`, inside a lane "
             "image, or set FLAGCI_LANE_FILE to a file written by `flagci lanes context LANE`"
         ) from None
-    targets = tuple(Target(**t) for t in raw["targets"])
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise LaneFileError(f"{path}: not a JSON lane file: {err}") from None
+    if not isinstance(raw, dict):
+        raise LaneFileError(f"{path}: a lane file is a JSON object")
+    key = "targets"
+    try:
+        targets = tuple(Target(**t) for t in raw["targets"])
+        key = "devices"
+        devices = tuple(str(d) for d in raw.get("devices") or ())
+        fields = {}
+        for key, convert in _FIELDS:
+            fields[key] = convert(raw[key])
+    except (KeyError, TypeError, ValueError) as err:
+        raise LaneFileError(f"{path}: key '{key}': missing or malformed ({err})") from None
+    execution = fields["execution"]
     return LaneContext(
-        lane=raw["lane"],
-        vendor=raw["vendor"],
         node=os.environ.get("FLAGCI_NODE") or raw.get("node") or socket.gethostname(),
-        compiler=dict(raw["compiler"]),
-        targets=tuple(resolve_detected(t) for t in targets),
-        inductor_backend=raw["inductor_backend"],
-        execution=raw["execution"],
-        tests=tuple(raw["tests"]),
-        test_timeout_s=int(raw["test_timeout_s"]),
+        targets=stack_targets(targets, devices) if execution == "device" else targets,
+        declared_targets=targets,
         env=dict(raw.get("env") or {}),
+        devices=devices,
         model=raw.get("model"),
         source=str(path),
+        **fields,
     )
+
+
+# The required keys of a lane file and how each is read (the controller's
+# ci.lanes.Lane.smoke_context writes them).
+_FIELDS: Tuple[Tuple[str, Any], ...] = (
+    ("lane", str),
+    ("vendor", str),
+    ("compiler", dict),
+    ("inductor_backend", str),
+    ("execution", str),
+    ("tests", tuple),
+    ("test_timeout_s", int),
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -89,20 +128,25 @@ def current_context() -> LaneContext:
     return load_context()
 
 
-def resolve_detected(target: Target) -> Target:
-    """Arch 0 on cuda means "the GPU found": read its capability and shared memory."""
-    if target.backend != "cuda" or target.arch != 0:
-        return target
-    try:
-        import torch
-    except ImportError:
-        return target
-    if not torch.cuda.is_available():
-        return target
-    major, minor = torch.cuda.get_device_capability()
-    props = torch.cuda.get_device_properties(0)
-    limit = int(getattr(props, "shared_memory_per_block_optin", 0)) or target.shared_limit
-    return Target("cuda", major * 10 + minor, target.warp_size, limit)
+def stack_targets(declared: Tuple[Target, ...], devices: Tuple[str, ...]) -> Tuple[Target, ...]:
+    """A device lane compiles for what its driver reports, where the driver can be asked."""
+    from ci.smoke import stack
+
+    if stack.missing_device(devices):
+        return declared
+    driver = stack.probe_driver()
+    if not driver.probed or driver.warp_size is None:
+        return declared
+    first = declared[0]
+    probed = Target(
+        backend=driver.backend,
+        arch=driver.arch,
+        warp_size=driver.warp_size,
+        shared_limit=driver.shared_per_block or first.shared_limit,
+        name=first.name,
+        last_stage=first.last_stage,
+    )
+    return (probed, *declared[1:])
 
 
 def installed_versions() -> Dict[str, str]:
@@ -110,7 +154,7 @@ def installed_versions() -> Dict[str, str]:
     from importlib import metadata
 
     found = {}
-    for dist in ("triton", "flagtree", "torch"):
+    for dist in ("triton", "triton-ascend", "flagtree", "torch"):
         try:
             found[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

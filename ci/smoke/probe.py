@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ci.smoke import taxonomy
+
 REPLAY = Path(__file__).with_name("replay.py")
 # Failure kinds a smaller config can cure; a backend that finds no target will not.
-PROBED = ("out_of_resources", "pass_failure")
+PROBED = (taxonomy.OUT_OF_RESOURCES, taxonomy.PASS_FAILURE)
 MIN_BLOCK = 16
 
 
@@ -66,18 +68,6 @@ class ProbeResult:
             "hint": self.hint,
             "attempts": [a.to_json() for a in self.attempts],
         }
-
-
-def failure_kind(error_type: str, error: str) -> str:
-    if "compatible backends for target" in error or "active drivers" in error:
-        return "backend_resolution"
-    if error_type == "OutOfResources" or "out of resource" in error:
-        return "out_of_resources"
-    if "PassManager::run failed" in error or "MLIR pass pipeline" in error:
-        return "pass_failure"
-    if error_type == "TimeoutExpired":
-        return "timeout"
-    return "compile_error"
 
 
 def candidates(
@@ -130,7 +120,7 @@ def replay_compiler(spec_path: Path, timeout_s: float, out: Path | None = None) 
         result = json.loads(result_file.read_text(encoding="utf-8"))
         if result["ok"]:
             return Attempt(changes, True, "", "")
-        kind = failure_kind(result["error_type"], result["error"])
+        kind = taxonomy.compile_failure_kind(result["error_type"], result["error"])
         return Attempt(changes, False, kind, result["error"].splitlines()[0][:500])
 
     return attempt

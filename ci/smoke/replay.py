@@ -26,7 +26,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-SPEC_KEYS = {"source", "function", "signature", "constexprs", "options", "target"}
+try:
+    from ci.smoke import tritonapi
+except ImportError:  # in a bundle, where the adapter is copied next to this file
+    import tritonapi  # type: ignore[import-not-found, no-redef]
+
+SPEC_KEYS = {"source", "function", "signature", "constexprs", "attrs", "options", "target"}
 TARGET_KEYS = {"backend", "arch", "warp_size", "shared_limit"}
 
 
@@ -74,8 +79,6 @@ def load_function(source: Path, name: str) -> Any:
 def compile_spec(spec: dict[str, Any], base: Path) -> Any:
     """Compile; return the compiled kernel or raise what triton raised (or OutOfResources)."""
     import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
     from triton.runtime.errors import OutOfResources
 
     function = load_function(base / spec["source"], spec["function"])
@@ -83,17 +86,15 @@ def compile_spec(spec: dict[str, Any], base: Path) -> Any:
     signature = dict(spec["signature"])
     for name in spec["constexprs"]:
         signature.setdefault(name, "constexpr")
-    source = ASTSource(function, signature, dict(spec["constexprs"]))
-    kernel = triton.compile(
-        source,
-        target=GPUTarget(target["backend"], target["arch"], target["warp_size"]),
-        options=dict(spec["options"]),
-    )
-    shared = int(kernel.metadata.shared)
+    gpu = tritonapi.gpu_target(target["backend"], target["arch"], target["warp_size"])
+    attrs = {name: [tuple(pair) for pair in pairs] for name, pairs in spec["attrs"].items()}
+    source = tritonapi.ast_source(function, signature, dict(spec["constexprs"]), attrs, gpu)
+    kernel = triton.compile(source, target=gpu, options=dict(spec["options"]))
+    shared = tritonapi.compiled_facts(kernel).shared
     limit = int(target["shared_limit"])
     # Triton raises OutOfResources only when loading on a device; ahead of time, the
     # target's per-block limit is checked here, in the same words.
-    if limit and shared > limit:
+    if limit and shared is not None and shared > limit:
         raise OutOfResources(shared, limit, "shared memory")
     return kernel
 
@@ -133,8 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replay: compile FAILED: {type(err).__name__}: {err}", flush=True)
         status = 1
     else:
-        result.update(ok=True, shared=int(kernel.metadata.shared))
-        print(f"replay: compile succeeded (shared memory {result['shared']} bytes)", flush=True)
+        facts = tritonapi.compiled_facts(kernel)
+        result.update(ok=True, shared=facts.shared, stages=list(facts.stages))
+        ttgir = kernel.asm.get("ttgir")
+        if isinstance(ttgir, str):
+            (out / "kernel.ttgir").write_text(ttgir, encoding="utf-8")
+        print(f"replay: compile succeeded (shared memory {facts.shared} bytes)", flush=True)
         status = 0
     (out / "result.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
     return status

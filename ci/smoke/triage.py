@@ -30,6 +30,7 @@ def triage_compile_failure(job: CompileJob, outcome: CompileOutcome) -> str:
             function=job.kernel,
             signature=job.signature,
             constexprs=job.constexprs,
+            attrs=job.attrs(),
             options=job.options,
             target=asdict(job.target),
         ),

@@ -57,6 +57,40 @@ def test_broken_mask_turns_numerics_red(
         assert "numeric mismatch: max relative error" in case.message or "are NaN" in case.message
 
 
+def test_a_broken_adapter_is_a_harness_error_with_its_traceback(
+    tmp_path: Path, cpu_lane: Lane, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    """Call ASTSource the Triton 3.2 way on 3.6 (in a copy of the suite): every compile
+    fails before triton.compile runs, as our harness's fault, never the compiler's."""
+    copy = tmp_path / "src"
+    shutil.copytree(REPO / "ci", copy / "ci", ignore=shutil.ignore_patterns("__pycache__"))
+    adapter = copy / "ci" / "smoke" / "tritonapi.py"
+    source = adapter.read_text()
+    good = "    if takes_constexprs():\n"
+    assert good in source
+    adapter.write_text(source.replace(good, "    if not takes_constexprs():\n"))
+
+    done = run_smoke(
+        cpu_lane_env.python,
+        cpu_lane.smoke_context("mutant"),
+        tmp_path / "res",
+        "-k",
+        "test_compile and small and s2",
+        env={"PYTHONPATH": str(copy)},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    compiles = [
+        c for c in results_of(tmp_path / "res").values() if c.name.startswith("test_compile")
+    ]
+    assert len(compiles) == len(cpu_lane.targets)
+    for case in compiles:
+        assert case.outcome == "failed"
+        assert case.properties["failure_kind"] == "harness_error"
+        assert case.message.startswith("[harness_error] preparing the compile: TypeError")
+        assert "not of the compiler under test" in case.message
+        assert "traceback:" in case.message and "tritonapi.py" in case.message
+
+
 def _corex_env(tmp_path: Path, cache: Path) -> Path:
     """A venv like a FlagTree 0.6.0 install: Triton with only a corex-only backend plugin."""
     venv = tmp_path / "corex-venv"
@@ -99,6 +133,35 @@ def _corex_env(tmp_path: Path, cache: Path) -> Path:
     )
     (site / "flagci-smoke.pth").write_text(f"{REPO}\n")
     return venv / "bin" / "python"
+
+
+def test_stack_facts_name_both_values_when_the_driver_contradicts_the_lane(
+    tmp_path: Path, matrix: LaneMatrix, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    """The Iluvatar baseline lane's file says `cuda`; a driver that answers `corex` (the
+    fixture, as FlagTree 0.6.0's does) turns test_stack_facts red, and compiles use `corex`."""
+    python = _corex_env(tmp_path, environment.cache_root())
+    context = matrix.lane("iluvatar-triton-3.2.0").smoke_context("fixture-node")
+    context["devices"] = []  # the fixture's device is its driver: no /dev/iluvatar* here
+    done = run_smoke(
+        python,
+        context,
+        tmp_path / "res",
+        "-k",
+        "test_stack or (test_compile and small and s2)",
+        env={"FLAGCI_FIXTURE_DRIVER_ACTIVE": "1"},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = results_of(tmp_path / "res")
+    facts = cases["test_stack::test_stack_facts"]
+    assert facts.outcome == "failed"
+    assert "target backend: the lane file says 'cuda', the stack says 'corex'" in facts.message
+    assert facts.properties["failure_kind"] == "stack_facts"
+    assert facts.properties["driver_target"] == "corex:71:64"
+    # The compile tests used what the stack says.
+    compiles = [c for c in cases.values() if c.name.startswith("test_compile[")]
+    assert compiles and all(c.properties["backend"] == "corex" for c in compiles), compiles
+    assert all(c.outcome == "passed" for c in compiles), [c.message for c in compiles]
 
 
 def test_corex_only_backend_fails_the_cuda_target_and_the_run_completes(

@@ -16,8 +16,8 @@ import pytest
 from junitparser import JUnitXml
 
 from ci.lanes import LaneMatrix, load_matrix
+from ci.smoke.signatures import signature_of
 from ci.triage.bisect import LocalVenvRunner, Outcome, bisect
-from ci.triage.signatures import signature_of
 
 pytestmark = pytest.mark.integration
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ci.smoke.compiler import classify, out_of_resources_message, parse_diagnostics
+from ci.smoke.compiler import out_of_resources_message, parse_diagnostics
+from ci.smoke.taxonomy import compile_failure_kind as classify
 
 # The Iluvatar report's compile output, verbatim (../shared/seeds/).
 ILUVATAR_LOG = """\
@@ -38,7 +39,13 @@ def test_classify_each_kind() -> None:
     )
     kunlun = "out of resource: uni_sram PassManager::run failed, Required: 0, Hardware limit: 0."
     assert classify("OutOfResources", kunlun, "") == "out_of_resources"
-    assert classify("CompilationError", "at 12:4: unsupported", "") == "compile_error"
+    assert classify("CompilationError", "at 12:4: unsupported", "") == "frontend"
+    assert classify("RuntimeError", "LLVM went wrong", "") == "compile_error"
+    # Triton 3.2 / 3.3.1 wheels ship no ROCm linker: a fact about the node, not the kernel.
+    lld = "ROCm linker /opt/rocm/llvm/bin/ld.lld not found. Set 'TRITON_HIP_LLD_PATH' to its path."
+    assert classify("Exception", lld, "") == "toolchain"
+    cann = "[ConvertLinalgRToBinary] encounters error: ASCEND_HOME_PATH is not set"
+    assert classify("Exception", cann, "") == "toolchain"
 
 
 def test_out_of_resources_message_matches_tritons_wording() -> None:

@@ -96,8 +96,9 @@ def test_shipped_matrix_has_every_lane_of_the_mission() -> None:
         "kunlun-flagtree-0.6.1",
         "kunlun-flagtree-0.6.1a1",
         "kunlun-flagtree-0.7.0rc2",
+        "ascend-triton-3.2.0",
         "nvidia-triton-3.6.0",
-        "cpu-triton-3.6.0",
+        *(f"cpu-triton-{v}" for v in ("3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.9.0")),
     }
     assert matrix.default.name == "cpu-triton-3.6.0"
     assert [t.label for t in matrix.default.targets] == [
@@ -120,6 +121,49 @@ def test_shipped_matrix_has_every_lane_of_the_mission() -> None:
         assert matrix.lanes[name].device.env["XPU_EVENT_KL3_ENABLE"] == "1"
     # Every pin of the default lane is hash-pinned: it is built offline from a wheelhouse.
     assert all(pin.sha256 for pin in matrix.default.pins)
+
+
+def test_lane_facts_follow_flagtrees_sources() -> None:
+    """The facts FlagTree's backends state (see the comments in lanes.toml for the files)."""
+    matrix = load_matrix()
+    baseline = matrix.lane("iluvatar-triton-3.2.0").targets[0]
+    assert (baseline.backend, baseline.arch, baseline.warp_size) == ("cuda", 71, 64)
+    for name in matrix.families["kunlun"]:
+        (xpu,) = matrix.lanes[name].targets
+        assert (xpu.warp_size, xpu.shared_limit) == (1, 0)  # no warps; shared is -1
+    assert matrix.lane("kunlun-flagtree-0.6.1").targets[0].backend == "xpu"  # before #1211
+    (npu,) = matrix.lane("ascend-triton-3.2.0").targets
+    assert (npu.backend, npu.warp_size, npu.last_stage) == ("npu", 0, "ttadapter")
+
+
+def test_the_upstream_family_extends_the_default_lane() -> None:
+    matrix = load_matrix()
+    family = matrix.family("cpu")
+    assert [lane.compiler.version for lane in family] == [
+        "3.2.0",
+        "3.3.1",
+        "3.4.0",
+        "3.5.1",
+        "3.6.0",
+        "3.9.0",
+    ]
+    for lane in family:
+        assert lane.pin("triton").version == lane.compiler.version  # type: ignore[union-attr]
+        # Everything but the compiler is the default lane's, and hash-pinned.
+        others = {p.name: p for p in lane.pins if p.name != "triton"}
+        assert others == {p.name: p for p in matrix.default.pins if p.name != "triton"}
+        assert all(pin.sha256 for pin in lane.pins)
+        if lane != matrix.default:
+            assert [t.label for t in lane.targets] == ["sm_80", "gfx942"]
+
+
+def test_extends_errors_name_the_lane_and_key(tmp_path: Path) -> None:
+    base = VALID.split("[lanes.")[0]
+    lane = "[lanes." + VALID.split("[lanes.", 1)[1]
+    missing = base + lane + '\n[lanes."child"]\nextends = "nowhere"\n'
+    assert "lane 'child': key 'extends': no lane named 'nowhere'" in error_for(tmp_path, missing)
+    loop = base + '[lanes."a"]\nextends = "b"\n[lanes."b"]\nextends = "a"\n'
+    assert "key 'extends': a loop (a -> b -> a)" in error_for(tmp_path, loop)
 
 
 def test_models_are_frozen() -> None:
@@ -241,7 +285,9 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_unknown_lane_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match=r"no lane named 'cpu-triton-9'.*known: cpu-triton-3.6.0"):
+    with pytest.raises(
+        UsageError, match=r"no lane named 'cpu-triton-9'.*known: .*cpu-triton-3.6.0"
+    ):
         load_matrix().lane("cpu-triton-9")
 
 

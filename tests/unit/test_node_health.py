@@ -42,7 +42,9 @@ def smi(
     return nodehealth.ProbeResult(done.returncode, done.stdout, done.stderr)
 
 
-@pytest.mark.parametrize(("tool", "driver"), [("ixsmi", "4.5.0"), ("xpu-smi", "5.37.1")])
+@pytest.mark.parametrize(
+    ("tool", "driver"), [("ixsmi", "4.5.0"), ("xpu-smi", "5.37.1"), ("npu-smi", "24.1.rc2")]
+)
 def test_a_healthy_vendor_node_is_healthy(
     tool: str, driver: str, tmp_path: Path, rules: nodehealth.HealthRules
 ) -> None:
@@ -70,12 +72,20 @@ def test_a_healthy_vendor_node_is_healthy(
             "broken",
             "smi: xpu-smi does not answer (exit 1: xpu-smi: xpu_device_count failed: XPU driver is not loaded)",
         ),
+        ("npu-smi", "missing-device", "smi: npu-smi reports 7 device(s), 8 expected"),
+        ("npu-smi", "wrong-driver", "smi: driver version 23.0.rc3, 24.1.rc2 expected"),
+        (
+            "npu-smi",
+            "broken",
+            "smi: npu-smi does not answer (exit 255: dcmi model initialized failed, because the"
+            " device is used. ret is -8020)",
+        ),
     ],
 )
 def test_each_unhealthy_smi_variant_is_named(
     tool: str, mode: str, problem: str, tmp_path: Path, rules: nodehealth.HealthRules
 ) -> None:
-    driver = "4.5.0" if tool == "ixsmi" else "5.37.1"
+    driver = {"ixsmi": "4.5.0", "xpu-smi": "5.37.1", "npu-smi": "24.1.rc2"}[tool]
     expectation = nodehealth.Expectation(smi=tool, device_count=8, driver_version=driver)
     observed = {"docker": DOCKER_OK, "disk": DF_OK, "smi": smi(tool, mode, tmp_path, rules)}
     verdict = nodehealth.judge(rules, expectation, observed)

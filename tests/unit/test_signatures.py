@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ci.errors import ReportError
-from ci.triage.signatures import Signature, normalise, signature_of
+from ci.smoke.signatures import EvidenceError, Signature, normalise, signature_of
 
 FAILURES = Path(__file__).resolve().parents[1] / "fixtures" / "failures"
 
@@ -197,7 +196,7 @@ def test_smoke_harness_failure_record(tmp_path: Path) -> None:
 
 def test_broken_failure_json_is_reported(tmp_path: Path) -> None:
     (tmp_path / "failure.json").write_text("{not json")
-    with pytest.raises(ReportError, match=r"failure\.json: not valid JSON"):
+    with pytest.raises(EvidenceError, match=r"failure\.json: not valid JSON"):
         signature_of("", "", tmp_path)
 
 
@@ -211,9 +210,9 @@ def test_unclassified_key_drops_numbers_and_addresses() -> None:
 def test_json_round_trip_and_rejects_unknown_keys() -> None:
     sig = _sign(_text("kunlun-uni-sram.txt"))
     assert Signature.from_json(json.loads(json.dumps(sig.to_json()))) == sig
-    with pytest.raises(ReportError, match="unknown keys"):
+    with pytest.raises(EvidenceError, match="unknown keys"):
         Signature.from_json({**sig.to_json(), "extra": 1})
-    with pytest.raises(ReportError, match="unknown kind"):
+    with pytest.raises(EvidenceError, match="unknown kind"):
         Signature.from_json({**sig.to_json(), "kind": "weird"})
 
 

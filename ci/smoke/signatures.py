@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ci.errors import ReportError
+
+class EvidenceError(ValueError):
+    """A failing test's evidence (``failure.json``, a stored signature) is malformed."""
+
 
 KINDS = (
     "backend_resolution",
@@ -63,16 +66,16 @@ class Signature:
     def from_json(cls, data: Mapping[str, Any], source: str = "signature") -> Signature:
         unknown = set(data) - {"kind", "key", "summary", "details"}
         if unknown:
-            raise ReportError(f"{source}: unknown keys {sorted(unknown)}")
+            raise EvidenceError(f"{source}: unknown keys {sorted(unknown)}")
         try:
             kind, key, summary = str(data["kind"]), str(data["key"]), str(data["summary"])
             details = data.get("details", {})
         except KeyError as err:
-            raise ReportError(f"{source}: missing key {err}") from None
+            raise EvidenceError(f"{source}: missing key {err}") from None
         if kind not in KINDS:
-            raise ReportError(f"{source}: key 'kind': unknown kind {kind!r}")
+            raise EvidenceError(f"{source}: key 'kind': unknown kind {kind!r}")
         if not isinstance(details, Mapping):
-            raise ReportError(f"{source}: key 'details': expected an object")
+            raise EvidenceError(f"{source}: key 'details': expected an object")
         return cls(kind, key, summary, tuple((str(k), str(v)) for k, v in details.items()))
 
 
@@ -124,7 +127,7 @@ def gather(message: str, text: str, artifacts: Path | None) -> Evidence:
         try:
             loaded = json.loads(failure_file.read_text(encoding="utf-8", errors="replace"))
         except json.JSONDecodeError as err:
-            raise ReportError(f"{failure_file}: not valid JSON: {err}") from None
+            raise EvidenceError(f"{failure_file}: not valid JSON: {err}") from None
         if isinstance(loaded, dict):
             failure = loaded
     outcome = failure.get("outcome")
