@@ -74,17 +74,6 @@ def tracker_from(environ: Mapping[str, str] = os.environ) -> Tracker | None:
     return Tracker(environ.get(API_SETTING) or DEFAULT_API, repo, token)
 
 
-def signature_of(verdict: Verdict) -> str:
-    """The failure's signature; without one, its kind and first line stand in."""
-    failure = verdict.failure
-    if failure is None:
-        return f"unclassified|{verdict.test}"
-    if failure.signature:
-        return failure.signature
-    first = (failure.message or failure.details).strip().splitlines()[:1]
-    return f"{failure.failure_kind or 'unclassified'}|{first[0][:200] if first else ''}"
-
-
 def key_of(signature: str) -> str:
     return hashlib.sha256(signature.encode()).hexdigest()[:16]
 
@@ -162,7 +151,7 @@ def sync(tracker: Tracker, run: RunVerdicts, link: Callable[[Verdict], str]) -> 
     issues = _open_issues(tracker)
     groups: dict[str, list[Verdict]] = {}
     for verdict in run.unknown:
-        groups.setdefault(signature_of(verdict), []).append(verdict)
+        groups.setdefault(verdict.signature, []).append(verdict)
     for signature, verdicts in groups.items():
         number = issues.get(key_of(signature))
         if number is not None:

@@ -202,6 +202,18 @@ class Verdict:
     failure: FailureRecord | None
     perf: PerfCheck | None = None
 
+    @property
+    def signature(self) -> str:
+        """What groups failures of one cause: the recorded signature; without one, the
+        failure kind and the first line of the message."""
+        failure = self.failure
+        if failure is None:
+            return f"unclassified|{self.test}"
+        if failure.signature:
+            return failure.signature
+        first = (failure.message or failure.details).strip().splitlines()[:1]
+        return f"{failure.failure_kind or 'unclassified'}|{first[0][:200] if first else ''}"
+
 
 @dataclass(frozen=True)
 class FixCheck:
