@@ -433,7 +433,9 @@ class Store:
         """Insert in batches; a testcase written twice is folded (the stored one read back)."""
         pending: dict[tuple[str, str, str], CaseResult] = {}
         flushed: set[tuple[str, str, str]] = set()
+        noted = False
         for case in cases:
+            noted = noted or bool(case.notes)
             key = case.key
             if key in pending:
                 pending[key] = runfolder.fold_duplicate(pending[key], case)
@@ -451,13 +453,18 @@ class Store:
                 pending.clear()
         self._insert_batch(session, run_id, run_dir, pending.values())
         flushed.update(pending)
-        notes = [
-            f"{test}: {notes}"
-            for test, notes in session.rows(
-                "SELECT test, notes FROM results WHERE run_id = ? AND notes != '' ORDER BY test",
-                (run_id,),
-            )
-        ]
+        notes = (
+            [
+                f"{test}: {notes}"
+                for test, notes in session.rows(
+                    "SELECT test, notes FROM results WHERE run_id = ? AND notes != ''"
+                    " ORDER BY test",
+                    (run_id,),
+                )
+            ]
+            if noted
+            else []
+        )
         return len(flushed), notes
 
     def _insert_batch(

@@ -485,6 +485,8 @@ def files_under(run_dir: Path, relative: str) -> Iterator[str]:
     """Files under a folder of the run, relative to the run folder, at most
     MAX_ARTIFACT_FILES. Only a folder inside the run folder is listed; links are not followed.
     """
+    if not (run_dir / relative).is_dir():
+        return  # most failures leave no folder: skip resolving paths for them
     root = run_dir.resolve()
     folder = (root / relative).resolve()
     if not folder.is_relative_to(root) or not folder.is_dir():
