@@ -21,6 +21,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from ci.smoke import tritonapi
+
 REPLAY = Path(__file__).with_name("replay.py")
 # The replay needs the Triton-API adapter beside it: a bundle carries no ci package.
 ADAPTER = Path(__file__).with_name("tritonapi.py")
@@ -60,16 +62,14 @@ def compiler_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def stack() -> dict[str, Any]:
-    import triton
-
     packages = {}
-    for name in ("triton", "flagtree", "torch", "numpy"):
+    for name in ("triton", "triton-ascend", "flagtree", "torch", "numpy"):
         try:
             packages[name] = version(name)
         except PackageNotFoundError:
             continue
     return {
-        "triton": triton.__version__,
+        "triton": tritonapi.compiler_version(),
         "packages": packages,
         "python": sys.version.split()[0],
         "platform": platform.platform(),

@@ -1,18 +1,21 @@
 """What the Triton interpreter needs to check our kernels' numerics on the CPU.
 
-Triton 3.6.0's interpreter stores bf16 as raw uint16 bits and its ``create_dot`` multiplies
-those bits as integers, so every bf16 ``tl.dot`` returns garbage. Compiled kernels are not
-affected. ``exact_bf16_dot`` widens bf16 operands to fp32 first (what the hardware's MMA
-does) for the duration of a numerics launch, so the kernels' own logic (masks, block
-tables, online softmax) is still checked in bf16. ``test_backends.py`` keeps a strict
-xfail on the upstream bug, which turns red once a Triton release fixes it.
+Triton's interpreter (every release from 3.2.0 to 3.9.0) stores bf16 as raw uint16 bits
+and its ``create_dot`` multiplies those bits as integers, so every bf16 ``tl.dot`` returns
+garbage. Compiled kernels are not affected. ``exact_bf16_dot`` widens bf16 operands to fp32
+first (what the hardware's MMA does) for the duration of a numerics launch, so the kernels'
+own logic (masks, block tables, online softmax) is still checked in bf16.
+``test_interpreter.py`` keeps a strict xfail on the upstream bug, which turns red once a
+Triton release fixes it.
 """
 
 import contextlib
 from typing import Any, Iterator
 
-# Triton releases whose interpreter is known to have the bf16 dot bug.
-BF16_DOT_BROKEN = ("3.6.0",)
+# Triton releases whose interpreter computes bf16 dots right. Every release this project has
+# run has the bug (3.2.0, 3.3.1, 3.4.0, 3.5.1, 3.6.0 and 3.9.0: benchmarks/triton_versions.py);
+# the strict xfail turns red on the first release that fixes it, which then goes here.
+BF16_DOT_FIXED: tuple[str, ...] = ()
 
 
 def _widen(handle: Any) -> Any:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
-from ci.smoke import attention, gdn
+from ci.smoke import attention, gdn, tritonapi
 
 WARMUP_MS = 25
 REP_MS = 100
@@ -102,9 +102,7 @@ class Measurement:
 
 
 def median_ms(fn: Callable[[], object]) -> float:
-    from triton.testing import do_bench
-
-    return float(do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median"))
+    return tritonapi.bench_median_ms(fn, warmup_ms=WARMUP_MS, rep_ms=REP_MS)
 
 
 def rotating(calls: Sequence[Callable[[], object]]) -> Callable[[], None]:

@@ -48,24 +48,28 @@ KINDS = (
 NOT_THE_COMPILER = (HARNESS_ERROR, TOOLCHAIN, INFRASTRUCTURE)
 
 # A piece of the node's toolchain that a stage needs and cannot find: a linker or an SDK.
-# Each pattern names the missing tool in its group "tool".
+# Each pattern comes with how the missing piece is named ({tool}: the pattern's group).
 _MISSING_TOOL = (
-    re.compile(r"(?P<tool>ROCm linker \S+) not found"),
+    (re.compile(r"(?P<tool>ROCm linker \S+) not found"), "{tool}"),
     # A linker older than the release's code objects (Debian's lld 14 and Triton 3.3's COv5).
-    re.compile(r"(?P<tool>ld\.lld): error: unknown abi version"),
-    re.compile(r"(?P<tool>ASCEND_HOME_PATH) is not set"),
-    re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"),
-    re.compile(r"No such file or directory: '(?P<tool>[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*)'"),
-    re.compile(r"(?P<tool>\S*(?:ptxas|ld\.lld|bishengir-compile)) (?:not found|is not found)"),
+    (re.compile(r"(?P<tool>ld\.lld): error: unknown abi version"), "{tool} (too old)"),
+    (re.compile(r"ASCEND_HOME_PATH is not set"), "the CANN toolkit (ASCEND_HOME_PATH)"),
+    (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
+    (
+        re.compile(
+            r"No such file or directory: '(?P<tool>[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*)'"
+        ),
+        "{tool}",
+    ),
 )
 
 
 def missing_tool(text: str) -> str:
     """The toolchain piece the text says is absent, or ""."""
-    for pattern in _MISSING_TOOL:
+    for pattern, name in _MISSING_TOOL:
         match = pattern.search(text)
         if match:
-            return match["tool"]
+            return name.format(**match.groupdict())
     return ""
 
 

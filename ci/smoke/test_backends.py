@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ci.smoke import tritonapi
 from ci.smoke.checks import RecordProperty, fail_with
 from ci.smoke.lane import LaneContext, Target
 
@@ -16,36 +17,29 @@ pytestmark = pytest.mark.group("backends")
 
 
 def _claim(target: Any, record_property: RecordProperty) -> None:
-    # The function triton.compile itself calls, so the message is Triton's own.
-    from triton.compiler.compiler import make_backend
-
     record_property("backend", target.backend)
     try:
-        backend = make_backend(target)
+        # The function triton.compile itself calls, so the message is Triton's own.
+        backend = tritonapi.make_backend(target)
     except RuntimeError as err:
         fail_with("backend_resolution", f"RuntimeError: {err}", record_property)
     record_property("claimed_by", type(backend).__module__)
 
 
 def test_installed_backends(record_property: RecordProperty) -> None:
-    from triton.backends import backends
-
-    record_property("backends", ",".join(sorted(backends)))
+    backends = tritonapi.installed_backends()
+    record_property("backends", ",".join(backends))
     assert backends, "no Triton backend is installed (entry point group 'triton.backends' is empty)"
 
 
 def test_target_claimed(target: Target, record_property: RecordProperty) -> None:
-    from triton.backends.compiler import GPUTarget
-
     record_property("target", target.label)
-    _claim(GPUTarget(target.backend, target.arch, target.warp_size), record_property)
+    _claim(tritonapi.gpu_target(target.backend, target.arch, target.warp_size), record_property)
 
 
 def inductor_target(lane: LaneContext) -> Any:
     """The GPUTarget torch inductor builds: from the device when one is visible, else what it
     would build on the lane's hardware (the lane's inductor backend at its first target's arch)."""
-    from triton.backends.compiler import GPUTarget
-
     try:
         import torch
     except ImportError:
@@ -54,9 +48,9 @@ def inductor_target(lane: LaneContext) -> Any:
         from torch._inductor.runtime.hints import DeviceProperties
 
         props = DeviceProperties.create(torch.device("cuda", 0))
-        return GPUTarget(props.type, props.cc, props.warp_size or 32)
+        return tritonapi.gpu_target(props.type, props.cc, props.warp_size or 32)
     first = lane.targets[0]
-    return GPUTarget(lane.inductor_backend, first.arch, first.warp_size)
+    return tritonapi.gpu_target(lane.inductor_backend, first.arch, first.warp_size)
 
 
 def test_inductor_target(lane: LaneContext, record_property: RecordProperty) -> None:

@@ -6,14 +6,14 @@ import importlib
 
 import pytest
 
-from ci.smoke.interpreter import BF16_DOT_BROKEN
+from ci.smoke.interpreter import BF16_DOT_FIXED
 from ci.smoke.lane import LaneContext, installed_versions
 
 _TRITON = installed_versions()["triton"]
 
 
 @pytest.mark.xfail(
-    _TRITON in BF16_DOT_BROKEN,
+    _TRITON not in BF16_DOT_FIXED,
     reason=f"triton {_TRITON} interpreter: tl.dot multiplies bf16 as raw uint16 bits",
     strict=True,
 )

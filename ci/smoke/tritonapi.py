@@ -161,6 +161,13 @@ def max_shared_per_block() -> int | None:
     return int(value) if value else None
 
 
+def bench_median_ms(fn: Any, warmup_ms: int, rep_ms: int) -> float:
+    """``triton.testing.do_bench``'s median in milliseconds (device events, L2 flushed)."""
+    from triton.testing import do_bench
+
+    return float(do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+
+
 def compiler_version() -> str:
     import triton
 

@@ -60,6 +60,10 @@ def test_every_config_compiles_launches_and_matches(
             if case.name.startswith("test_compile"):
                 assert case.properties["target"].startswith("sm_"), case.properties
     assert by_kind["test_compile"] == by_kind["test_numerics"]
+    # The target came from the driver, which the lane file (arch 0) does not contradict.
+    (facts,) = (c for c in cases if c.test_id == "test_stack::test_stack_facts")
+    assert facts.outcome == "passed" and facts.properties["driver_target"].startswith("cuda:")
+    assert int(facts.properties["driver_shared_per_block"]) > 0
     assert any(c.startswith("hd256-bm128") for c in by_kind["test_compile"])
 
 

@@ -87,9 +87,9 @@ def test_a_broken_adapter_is_a_harness_error_with_its_traceback(
     for case in compiles:
         assert case.outcome == "failed"
         assert case.properties["failure_kind"] == "harness_error"
-        assert case.message.startswith("[harness_error] preparing the compile: TypeError")
-        assert "not of the compiler under test" in case.message
-        assert "traceback:" in case.message and "tritonapi.py" in case.message
+        assert "[harness_error] preparing the compile: " in case.message
+        assert "not of the compiler under test" in case.text
+        assert "traceback:" in case.text and "ci/smoke/tritonapi.py" in case.text
 
 
 def _corex_env(tmp_path: Path, cache: Path) -> Path:
@@ -190,13 +190,13 @@ def test_corex_only_backend_fails_the_cuda_target_and_the_run_completes(
     assert inductor.properties["node"] == "fixture-node"
     assert inductor.properties["signature"] == "backend_resolution|0 backends|target cuda|[]"
 
-    claimed = cases["test_backends::test_target_claimed[corex_71]"]
+    claimed = cases["test_backends::test_target_claimed[ivcore11]"]
     assert claimed.outcome == "passed"
     assert claimed.properties["claimed_by"] == "flagci_corex_fixture.compiler"
     assert cases["test_backends::test_installed_backends"].properties["backends"] == "corex"
 
     # The rest of the run completed: kernels compiled through the corex backend...
-    compiles = [c for c in cases.values() if c.name.startswith("test_compile[corex_71")]
+    compiles = [c for c in cases.values() if c.name.startswith("test_compile[ivcore11")]
     assert len(compiles) == 3 and all(c.outcome == "passed" for c in compiles), compiles
     # ...numerics were skipped with their reason (no torch there), vLLM likewise.
     assert all(c.outcome == "skipped" for c in cases.values() if c.name.startswith("test_numerics"))
