@@ -47,9 +47,12 @@ BUSY_TIMEOUT_S = 120.0
 BATCH = 2000
 _SCHEMA_LOCK = 0x466C6167  # PostgreSQL advisory lock held while creating the schema
 
-# CaseResult fields as stored: every field but the perf ones, which have their own table.
+# CaseResult fields as stored: every field but the perf ones, which have their own table,
+# and the raw properties, which the named fields already hold.
 _PERF_FIELDS = ("gpu", "perf_ms", "pct_of_ceiling", "ratio_to_torch")
-_RESULT_FIELDS = tuple(f.name for f in fields(CaseResult) if f.name not in _PERF_FIELDS)
+_RESULT_FIELDS = tuple(
+    f.name for f in fields(CaseResult) if f.name not in (*_PERF_FIELDS, "properties")
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -94,8 +94,7 @@ def _suite(source: Element, cases: list[Element], part: Part, run_dir: Path) -> 
 
 def _case(source: Element, part: Part, run_dir: Path) -> Element:
     case = Element("testcase", dict(source.attrib))
-    module = source.get("classname") or ""
-    case.set("classname", f"{part.lane}.{module}" if module else part.lane)
+    case.set("classname", runfolder.lane_classname(part.lane, source.get("classname") or ""))
     props = {
         p.get("name", ""): p.get("value", "")
         for container in source.findall("properties")

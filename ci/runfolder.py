@@ -128,6 +128,13 @@ class CaseResult:
     ratio_to_torch: float | None = None
     # How the reader interpreted the testcase (a bad number, a missing name, a duplicate).
     notes: str = ""
+    # Every property of the testcase as written, those above included (not stored).
+    properties: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def name(self) -> str:
+        """The test's own name, without its module."""
+        return self.test.rpartition("::")[2]
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -136,6 +143,17 @@ class CaseResult:
     @property
     def failed(self) -> bool:
         return self.outcome in ("failed", "error")
+
+
+def lane_classname(lane: str, module: str) -> str:
+    """The classname ``ci.junit.merge`` writes: the lane, then the module (GitLab keys results
+    by classname and name, so each lane keeps its own)."""
+    return f"{lane}.{module}" if module else lane
+
+
+def module_of(classname: str, lane: str) -> str:
+    """The module a classname names, without the lane ``lane_classname`` put first."""
+    return "" if classname == lane else classname.removeprefix(f"{lane}.")
 
 
 def fold_duplicate(first: CaseResult, again: CaseResult) -> CaseResult:
@@ -387,18 +405,19 @@ class _JUnitReader:
         if not name:
             name = f"(testcase #{self.position} without a name)"
             notes.append("the testcase has no name")
-        test = name if "::" in name or not classname else f"{classname}::{name}"
         props = case.props
         outcome, message = case.outcome, case.message
         details = "".join(case.details)
-        lane = props.get("lane") or self._suite_property("lane") or self._only_lane(test)
+        written = name if "::" in name or not classname else f"{classname}::{name}"
+        lane = props.get("lane") or self._suite_property("lane") or self._only_lane(written)
         if lane not in self.lanes:
             known = ", ".join(sorted(self.lanes))
             raise ReportError(
-                f"{self.path}: testcase '{test}': lane '{lane}' is not in run.json (lanes: {known})"
+                f"{self.path}: testcase '{written}': lane '{lane}' is not in run.json"
+                f" (lanes: {known})"
             )
-        if test.startswith(f"{lane}."):  # ci.junit.merge's classname: <lane>.<module>
-            test = test[len(lane) + 1 :]
+        module = module_of(classname, lane)
+        test = name if "::" in name or not module else f"{module}::{name}"
         if len(test) > MAX_NAME_CHARS:
             notes.append(f"name cut to {MAX_NAME_CHARS} of {len(test)} characters")
             test = test[:MAX_NAME_CHARS]
@@ -451,6 +470,7 @@ class _JUnitReader:
             pct_of_ceiling=number(float, props, "pct_of_ceiling"),
             ratio_to_torch=number(float, props, "ratio_to_torch"),
             notes="; ".join(notes),
+            properties=props,
         )
 
     def _only_lane(self, test: str) -> str:
