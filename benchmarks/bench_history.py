@@ -7,7 +7,7 @@ and shared memory on every compile test) in a temporary folder, then times:
   name, classname, result and properties (what any reader of the file has to do);
 - junitparser load only: ``JUnitXml.fromfile`` on every file (wrappers are lazy);
 - flagci: ``ci.history.ingest_runs`` over every run folder into a fresh SQLite file, then
-  ``ci.verdicts.evaluate`` and ``ci.dashboard.build``.
+  ``ci.history.Store.evaluate`` and ``ci.dashboard.build``.
 
 Usage: python benchmarks/bench_history.py [--runs 1000] [--cases 100] [--keep DIR]
 """
@@ -29,7 +29,6 @@ from junitparser import JUnitXml, Properties
 
 from ci import dashboard, history
 from ci.ledger import load_ledger
-from ci.verdicts import evaluate
 
 LANES = {
     "cpu-triton-3.6.0": ("cpu", "triton", "3.6.0", None),
@@ -136,7 +135,7 @@ def flagci(folders: list[Path], work: Path) -> tuple[float, float, float]:
     t1 = time.perf_counter()
     dashboard.build(db, work / "dashboard")
     t2 = time.perf_counter()
-    evaluate(db, load_ledger())
+    history.Store(db).evaluate(load_ledger())
     t3 = time.perf_counter()
     return t1 - t0, t2 - t1, t3 - t2
 

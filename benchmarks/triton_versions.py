@@ -18,11 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from ci import junit
+from ci import runfolder
 from ci.lanes import Lane, load_matrix
 
 
-def run_lane(lane: Lane, results: Path, extra: list[str]) -> tuple[list[junit.CaseResult], float]:
+def run_lane(
+    lane: Lane, results: Path, extra: list[str]
+) -> tuple[list[runfolder.CaseResult], float]:
     started = time.perf_counter()
     command = [sys.executable, "-m", "ci.cli", "run", "--lane", lane.name, "--no-history"]
     command += ["--results", str(results), "--", *extra]
@@ -32,13 +34,13 @@ def run_lane(lane: Lane, results: Path, extra: list[str]) -> tuple[list[junit.Ca
     merged = sorted(results.glob("*/merged.xml"))
     if not merged:
         return [], seconds
-    return list(junit.cases(junit.read(merged[-1]))), seconds
+    return runfolder.read_cases(merged[-1], [lane.name]), seconds
 
 
-def row(lane: Lane, cases: list[junit.CaseResult], seconds: float) -> str:
+def row(lane: Lane, cases: list[runfolder.CaseResult], seconds: float) -> str:
     if not cases:
         return f"| {lane.compiler.version} | the run left no JUnit | | | | {seconds:.0f} s |"
-    compiles: dict[str, list[junit.CaseResult]] = collections.defaultdict(list)
+    compiles: dict[str, list[runfolder.CaseResult]] = collections.defaultdict(list)
     for case in cases:
         if case.name.startswith("test_compile["):
             compiles[case.properties.get("target", "?")].append(case)
@@ -56,7 +58,7 @@ def row(lane: Lane, cases: list[junit.CaseResult], seconds: float) -> str:
         if c.outcome in ("failed", "error")
     )
     others = ", ".join(f"{kind} x{n}" for kind, n in sorted(failing.items())) or "none"
-    names = sorted(f"`{c.test_id}`" for c in cases if c.outcome in ("failed", "error"))[:3]
+    names = sorted(f"`{c.test}`" for c in cases if c.outcome in ("failed", "error"))[:3]
     detail = f" ({', '.join(names)})" if names else ""
     return (
         f"| {lane.compiler.version} | {'; '.join(cells)} | {numerics_ok}/{len(numerics)} |"

@@ -1,145 +1,58 @@
-"""The run history: every run's merged JUnit in one SQLite file, one transaction per run.
+"""The run history store: the schema and every query, on SQLite or PostgreSQL.
 
-A run folder (``results/<run-id>/``) is read completely and checked before the database is
-touched; the run is then stored in a single ``BEGIN IMMEDIATE`` transaction, so a reader or
-a second ingesting process sees the whole run or none of it. Ingesting the same run again
-is a no-op; ingesting different contents under a run id already stored is refused.
+SQLite (a file, the embedded default) or PostgreSQL (``postgresql://...``, one history
+written by several controllers, one per lab) hold the same schema and answer the same
+queries; only connecting, the placeholder and the write lock differ (``_Dialect``).
 
-The XML is untrusted (it comes back from vendor machines): it is size-capped, refused if it
-declares a DTD or entities (defusedxml's policy: no entity expansion, no external
-references, no network), then parsed by the C element tree; junitparser checks the
-document's shape. Testcases are read straight from the element tree: junitparser's
-per-element wrappers cost more than everything else together (benchmarks/bench_history.py).
+A run is stored in one transaction: testcases are streamed from the run folder
+(``ci.runfolder``) and inserted in batches inside it, so a run whose JUnit is refused
+halfway, or any database error, stores nothing of it; a reader or a second ingesting
+process sees the whole run or none of it. Writers are serialised (``BEGIN IMMEDIATE`` on
+SQLite, a table lock on PostgreSQL). Ingesting the same run again is a no-op; ingesting
+other contents under a run id already stored is refused.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
-from xml.etree import ElementTree
-from xml.etree.ElementTree import Element, ParseError
-from xml.parsers import expat
-from xml.parsers.expat import ExpatError
+from typing import Any
 
-from defusedxml.common import (
-    DefusedXmlException,
-    DTDForbidden,
-    EntitiesForbidden,
-    ExternalReferenceForbidden,
-)
-from junitparser import Error, Failure, JUnitXml, JUnitXmlError, Skipped
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
-
+from ci import runfolder
 from ci.errors import HistoryError, ReportError
+from ci.ledger import Ledger
+from ci.runfolder import CaseResult, RunRecord
+from ci.verdicts import (
+    FailureRecord,
+    History,
+    LaneRun,
+    Observations,
+    ResultRow,
+    RunInfo,
+    evaluate,
+    latest_runs,
+)
 
 DEFAULT_DB = Path("results/history.sqlite")
-SCHEMA_VERSION = 1
-MAX_JUNIT_BYTES = 256 * 1024 * 1024
-MAX_RUN_JSON_BYTES = 4 * 1024 * 1024
-MAX_TEXT_CHARS = 64 * 1024
-MAX_ARTIFACT_FILES = 200
+SETTING = "FLAGCI_HISTORY_DB"  # the history to use when no --db is given
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 120.0
+BATCH = 2000
+_SCHEMA_LOCK = 0x466C6167  # PostgreSQL advisory lock held while creating the schema
 
-RunId = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
-Outcome = Literal["passed", "failed", "error", "skipped"]
-
-_OUTCOMES: dict[str, Outcome] = {
-    Failure._tag: "failed",
-    Error._tag: "error",
-    Skipped._tag: "skipped",
-}
-
-
-class _Record(BaseModel):
-    # run.json is written by the run modules; history reads only the keys it needs.
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class CompilerRecord(_Record):
-    package: StrictStr
-    version: StrictStr
-    triton: StrictStr = ""
-
-
-class LaneRecord(_Record):
-    vendor: StrictStr
-    family: StrictStr = ""
-    baseline: StrictStr | None = None
-    compiler: CompilerRecord
-    pins: dict[StrictStr, StrictStr] = {}
-
-    @property
-    def pins_digest(self) -> str:
-        canonical = json.dumps(sorted(self.pins.items()), separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-class RunRecord(_Record):
-    run_id: RunId
-    started: datetime
-    finished: datetime
-    kind: StrictStr = "local"
-    lanes: Annotated[dict[StrictStr, LaneRecord], Field(min_length=1)]
-    nodes: tuple[StrictStr, ...] = ()
-    status: StrictStr = ""
-
-
-@dataclass(frozen=True, slots=True)
-class CaseResult:
-    """One testcase of one (lane, node) as stored in the history."""
-
-    lane: str
-    node: str
-    test: str
-    outcome: Outcome
-    message: str
-    details: str
-    signature: str
-    failure_kind: str
-    kernel: str
-    config: str
-    target: str
-    compile_seconds: float | None
-    shared_bytes: int | None
-    registers: int | None
-    spills: int | None
-    artifacts: str
-    duration: float | None
-    # Performance smoke (ci/smoke/perf.py): the GPU model and the median time it measured.
-    gpu: str = ""
-    perf_ms: float | None = None
-    pct_of_ceiling: float | None = None
-    ratio_to_torch: float | None = None
-
-
-@dataclass(frozen=True)
-class RunContents:
-    """A run folder read and checked completely, ready to be stored."""
-
-    run: RunRecord
-    run_dir: Path
-    results: tuple[CaseResult, ...]
-    artifact_files: tuple[tuple[str, str, str, str], ...]  # lane, node, test, path
-    digest: str
-
-
-@dataclass(frozen=True)
-class IngestResult:
-    run_id: str
-    testcases: int
-    lanes: tuple[str, ...]
-    already_present: bool
-
+# CaseResult fields as stored: every field but the perf ones, which have their own table,
+# and the raw properties, which the named fields already hold.
+_PERF_FIELDS = ("gpu", "perf_ms", "pct_of_ceiling", "ratio_to_torch")
+_RESULT_FIELDS = tuple(
+    f.name for f in fields(CaseResult) if f.name not in (*_PERF_FIELDS, "properties")
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -180,12 +93,13 @@ CREATE TABLE IF NOT EXISTS results (
     kernel TEXT NOT NULL,
     config TEXT NOT NULL,
     target TEXT NOT NULL,
-    compile_seconds REAL,
-    shared_bytes INTEGER,
-    registers INTEGER,
-    spills INTEGER,
+    compile_seconds DOUBLE PRECISION,
+    shared_bytes BIGINT,
+    registers BIGINT,
+    spills BIGINT,
     artifacts TEXT NOT NULL,
-    duration REAL,
+    duration DOUBLE PRECISION,
+    notes TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (run_id, lane, node, test)
 );
 CREATE TABLE IF NOT EXISTS perf (
@@ -194,9 +108,9 @@ CREATE TABLE IF NOT EXISTS perf (
     node TEXT NOT NULL,
     test TEXT NOT NULL,
     gpu TEXT NOT NULL,
-    ms REAL NOT NULL,
-    pct_of_ceiling REAL,
-    ratio_to_torch REAL,
+    perf_ms DOUBLE PRECISION NOT NULL,
+    pct_of_ceiling DOUBLE PRECISION,
+    ratio_to_torch DOUBLE PRECISION,
     PRIMARY KEY (run_id, lane, node, test)
 );
 CREATE TABLE IF NOT EXISTS artifact_files (
@@ -209,426 +123,506 @@ CREATE TABLE IF NOT EXISTS artifact_files (
 );
 """
 
-
-# --------------------------------------------------------------------------------------
-# Reading a run folder
-
-
-def read_run(run_dir: Path, *, max_junit_bytes: int = MAX_JUNIT_BYTES) -> RunContents:
-    """Read ``run.json`` and ``merged.xml`` of a run folder; raise ReportError naming the file."""
-    run_json = run_dir / "run.json"
-    merged = run_dir / "merged.xml"
-    run_bytes = _read_capped(run_json, MAX_RUN_JSON_BYTES)
-    try:
-        run = RunRecord.model_validate_json(run_bytes)
-    except ValidationError as err:
-        problems = "; ".join(
-            f"key '{'.'.join(str(p) for p in e['loc']) or '(top level)'}': {e['msg']}"
-            for e in err.errors()
-        )
-        raise ReportError(f"{run_json}: {problems}") from None
-    junit_bytes = _read_capped(merged, max_junit_bytes)
-    results = parse_junit(junit_bytes, source=merged, run=run)
-    files = tuple(_artifact_files(run_dir, results))
-    digest = hashlib.sha256(run_bytes + b"\0" + junit_bytes).hexdigest()
-    return RunContents(run, run_dir, results, files, digest)
+# Schema 1 (before notes, with perf.ms): brought up to date in place.
+_MIGRATIONS = {
+    1: (
+        "ALTER TABLE results ADD COLUMN notes TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE perf RENAME COLUMN ms TO perf_ms",
+    ),
+}
 
 
-def _read_capped(path: Path, limit: int) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > limit:
-                raise ReportError(f"{path}: {size} bytes, more than the limit of {limit} bytes")
-            data = handle.read(limit + 1)
-    except FileNotFoundError:
-        raise ReportError(f"{path}: not found") from None
-    except IsADirectoryError:
-        raise ReportError(f"{path}: is a directory, expected a file") from None
-    if len(data) > limit:  # the file grew while being read
-        raise ReportError(f"{path}: more than the limit of {limit} bytes")
-    return data
+@dataclass(frozen=True)
+class IngestResult:
+    run_id: str
+    testcases: int
+    lanes: tuple[str, ...]
+    already_present: bool
+    notes: tuple[str, ...] = ()  # "test: note" for each testcase the reader interpreted
 
 
-def parse_junit(data: bytes, *, source: Path, run: RunRecord) -> tuple[CaseResult, ...]:
-    """Parse a merged JUnit document safely into case results of ``run``'s lanes."""
-    root = _safe_root(data, source)
-    try:
-        # junitparser annotates fromroot's argument as its own wrapper; it takes etree's root.
-        JUnitXml.fromroot(root)  # type: ignore[arg-type]
-    except JUnitXmlError:
-        raise ReportError(
-            f"{source}: root element is <{root.tag}>, expected <testsuites> or <testsuite>"
-        ) from None
-    results: list[CaseResult] = []
-    seen: set[tuple[str, str, str]] = set()
-    for case in root.iter("testcase"):
-        result = _case_result(case, source, run)
-        key = (result.lane, result.node, result.test)
-        if key in seen:
-            raise ReportError(
-                f"{source}: testcase '{result.test}' of lane '{result.lane}'"
-                f" on node '{result.node}' appears twice"
-            )
-        seen.add(key)
-        results.append(result)
-    return tuple(results)
+@dataclass(frozen=True)
+class MetricRow:
+    """A compile metric of one testcase: what the trend charts plot."""
+
+    run_id: str
+    lane: str
+    kernel: str
+    config: str
+    target: str
+    compile_seconds: float | None
+    shared_bytes: int | None
 
 
-def _safe_root(data: bytes, source: Path) -> Element:
-    if not data.strip():
-        raise ReportError(f"{source}: empty file, expected JUnit XML")
-    try:
-        _refuse_declarations(data)
-        # No DOCTYPE got through, so there is no entity to expand and nothing to fetch.
-        return ElementTree.fromstring(data)
-    except DefusedXmlException as err:
-        raise ReportError(f"{source}: refused hostile XML ({type(err).__name__}: {err})") from None
-    except (ExpatError, ParseError) as err:
-        raise ReportError(f"{source}: not well-formed XML: {err}") from None
-    except (LookupError, ValueError) as err:
-        raise ReportError(f"{source}: unreadable XML: {err}") from None
+@dataclass(frozen=True)
+class _Dialect:
+    placeholder: str
+    begin: str
+    # Serialises writers; readers are never blocked.
+    write_lock: str | None
+    errors: tuple[type[Exception], ...]
 
 
-def _refuse_declarations(data: bytes) -> None:
-    """A first pass in expat with only declaration handlers: any DTD or entity is refused.
+class _Session:
+    """One open connection, its dialect, and the few ways the store talks to it."""
 
-    This is defusedxml's policy (``forbid_dtd``, ``forbid_entities``, ``forbid_external``)
-    applied without building a tree in Python, which costs more than the whole ingest.
-    """
+    def __init__(self, connection: Any, dialect: _Dialect, name: str) -> None:
+        self.connection = connection
+        self.dialect = dialect
+        self.name = name
 
-    def doctype(name: str, sysid: str | None, pubid: str | None, _subset: bool) -> None:
-        raise DTDForbidden(name, sysid, pubid)
+    def _sql(self, sql: str) -> str:
+        return sql if self.dialect.placeholder == "?" else sql.replace("?", "%s")
 
-    def entity(
-        name: str,
-        _is_parameter: bool,
-        value: str | None,
-        base: str | None,
-        sysid: str | None,
-        pubid: str | None,
-        notation: str | None,
-    ) -> None:
-        raise EntitiesForbidden(name, value, base, sysid, pubid, notation)
+    def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        cursor = self.connection.cursor()
+        cursor.execute(self._sql(sql), tuple(params))
+        return list(cursor.fetchall())
 
-    def external(context: str, base: str | None, sysid: str | None, pubid: str | None) -> int:
-        raise ExternalReferenceForbidden(context, base, sysid, pubid)
+    def run(self, sql: str, params: Sequence[object] = ()) -> None:
+        self.connection.cursor().execute(self._sql(sql), tuple(params))
 
-    parser = expat.ParserCreate()
-    parser.StartDoctypeDeclHandler = doctype
-    parser.EntityDeclHandler = entity
-    parser.ExternalEntityRefHandler = external
-    parser.Parse(data, True)
+    def many(self, sql: str, rows: Iterable[Sequence[object]]) -> None:
+        batch = [tuple(row) for row in rows]
+        if batch:
+            self.connection.cursor().executemany(self._sql(sql), batch)
 
+    @contextmanager
+    def write(self, *, lock: bool = True) -> Iterator[None]:
+        """One transaction holding the write lock; anything raised rolls everything back.
 
-def _case_result(case: Element, source: Path, run: RunRecord) -> CaseResult:
-    name = case.get("name") or ""
-    classname = case.get("classname") or ""
-    if not name:
-        raise ReportError(f"{source}: a testcase has no 'name' attribute")
-    test = name if "::" in name or not classname else f"{classname}::{name}"
-    props: dict[str, str] = {}
-    outcome: Outcome = "passed"
-    message = details = ""
-    for child in case:
-        tag = child.tag
-        if tag == "properties":
-            for prop in child:
-                props[prop.get("name", "")] = prop.get("value", "")
-        elif tag in _OUTCOMES and outcome == "passed":
-            outcome = _OUTCOMES[tag]
-            message = child.get("message") or ""
-            details = child.text or ""
-    lane = props.get("lane", "")
-    if lane not in run.lanes:
-        known = ", ".join(sorted(run.lanes))
-        what = f"lane '{lane}' is not in run.json (lanes: {known})" if lane else "no 'lane'"
-        raise ReportError(f"{source}: testcase '{test}': property {what}")
-    get = props.get
-    return CaseResult(
-        lane,
-        get("node", ""),
-        test,
-        outcome,
-        message[:MAX_TEXT_CHARS],
-        details[:MAX_TEXT_CHARS],
-        get("signature", ""),
-        get("failure_kind", ""),
-        get("kernel", ""),
-        get("config", ""),
-        get("target", ""),
-        _number(float, props, "compile_seconds", source, test),
-        _number(int, props, "shared_bytes", source, test),
-        _number(int, props, "registers", source, test),
-        _number(int, props, "spills", source, test),
-        get("artifacts", ""),
-        _number(float, case.attrib, "time", source, test),
-        get("gpu", ""),
-        _time_ms(props, source, test),
-        _number(float, props, "pct_of_ceiling", source, test),
-        _number(float, props, "ratio_to_torch", source, test),
-    )
-
-
-N = TypeVar("N", int, float)
-
-
-def _number(
-    kind: type[N], values: Mapping[str, str], key: str, source: Path, test: str
-) -> N | None:
-    raw = values.get(key)
-    if not raw:
-        return None
-    try:
-        return kind(raw)
-    except ValueError:
-        raise ReportError(
-            f"{source}: testcase '{test}': '{key}' is not a number: {raw[:80]!r}"
-        ) from None
-
-
-def _time_ms(values: Mapping[str, str], source: Path, test: str) -> float | None:
-    """``perf_ms``: a time the perf verdict compares, so only a finite positive number."""
-    ms = _number(float, values, "perf_ms", source, test)
-    if ms is not None and not (math.isfinite(ms) and ms > 0):
-        raise ReportError(f"{source}: testcase '{test}': 'perf_ms' is not a time: {ms!r}")
-    return ms
-
-
-def _artifact_files(
-    run_dir: Path, results: tuple[CaseResult, ...]
-) -> Iterator[tuple[str, str, str, str]]:
-    """Files under each failed test's artifact folder, relative to the run folder.
-
-    Only folders inside the run folder are listed; links are not followed.
-    """
-    root = run_dir.resolve()
-    for result in results:
-        if result.outcome not in ("failed", "error") or not result.artifacts:
-            continue
-        folder = (root / result.artifacts).resolve()
-        if not folder.is_relative_to(root) or not folder.is_dir():
-            continue
-        count = 0
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames.sort()
-            for filename in sorted(filenames):
-                path = Path(dirpath) / filename
-                if path.is_symlink() or count >= MAX_ARTIFACT_FILES:
-                    continue
-                count += 1
-                yield (result.lane, result.node, result.test, path.relative_to(root).as_posix())
-
-
-# --------------------------------------------------------------------------------------
-# The database
-
-
-@contextmanager
-def connect(db: Path, *, create: bool = True) -> Iterator[sqlite3.Connection]:
-    """Open the history database (WAL, busy timeout), creating its schema if needed."""
-    if not create and not db.is_file():
-        raise HistoryError(f"{db}: no history database (ingest a run first)")
-    db.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    try:
-        _set_up(connection, db)
-        yield connection
-    finally:
-        connection.close()
-
-
-def _set_up(connection: sqlite3.Connection, db: Path) -> None:
-    # Switching a new database to WAL, or upgrading to a write lock, can answer "database is
-    # locked" at once, without waiting on the busy timeout, while another process creates or
-    # writes the same file: retry those within the same timeout.
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
-    while True:
+        ``lock=False`` only for creating the schema, when there is no table to lock yet.
+        """
+        self.run(self.dialect.begin)
         try:
-            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute("PRAGMA foreign_keys = ON")
-            _ensure_schema(connection, db)
-            return
-        except sqlite3.OperationalError as err:
-            if "locked" not in str(err) or time.monotonic() > deadline:
-                raise HistoryError(f"{db}: not a usable history database: {err}") from None
-            time.sleep(0.05)
-        except sqlite3.DatabaseError as err:
-            raise HistoryError(f"{db}: not a usable history database: {err}") from None
+            if lock and self.dialect.write_lock:
+                self.run(self.dialect.write_lock)
+            yield
+        except BaseException:
+            self.run("ROLLBACK")
+            raise
+        self.run("COMMIT")
 
 
-def _ensure_schema(connection: sqlite3.Connection, db: Path) -> None:
-    with transaction(connection):
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                connection.execute(statement)
-        row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row is None:
-            connection.execute(
-                "INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
-            )
-        elif row[0] != str(SCHEMA_VERSION):
-            raise HistoryError(
-                f"{db}: history schema {row[0]}, this flagci reads schema {SCHEMA_VERSION}"
-            )
+_SQLITE = _Dialect("?", "BEGIN IMMEDIATE", None, (sqlite3.Error,))
 
 
-@contextmanager
-def transaction(connection: sqlite3.Connection) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``; anything raised inside rolls everything back."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
+def _postgresql() -> _Dialect:
+    import psycopg  # only a PostgreSQL history needs it
+
+    return _Dialect("%s", "BEGIN", "LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE", (psycopg.Error,))
 
 
-def ingest_run(db: Path, run_dir: Path, *, max_junit_bytes: int = MAX_JUNIT_BYTES) -> IngestResult:
-    """Store one run folder in the history; a run already stored with equal contents is a no-op."""
-    contents = read_run(run_dir, max_junit_bytes=max_junit_bytes)
-    with connect(db) as connection:
-        return store_run(connection, contents, db)
+def is_url(target: str) -> bool:
+    return target.startswith(("postgresql://", "postgres://"))
 
 
-def ingest_runs(db: Path, run_dirs: Iterable[Path]) -> list[IngestResult]:
-    """Store several run folders over one connection, each in its own transaction.
+def default_target(results: Path = DEFAULT_DB.parent) -> str:
+    """The history to use: $FLAGCI_HISTORY_DB, else ``history.sqlite`` under ``results``."""
+    return os.environ.get(SETTING) or str(results / DEFAULT_DB.name)
 
-    A refused run does not stop the others: they are stored, then one ReportError names
-    every run that was refused.
-    """
-    results: list[IngestResult] = []
-    refused: list[str] = []
-    with connect(db) as connection:
-        for run_dir in run_dirs:
+
+class Store:
+    """The history at ``target``: a SQLite file path or a ``postgresql://`` URL."""
+
+    def __init__(self, target: str | Path) -> None:
+        self.target = str(target)
+        self.postgresql = is_url(self.target)
+        self.dialect = _postgresql() if self.postgresql else _SQLITE
+        # A URL may carry a password: messages name the database, not the credentials.
+        self.name = _redact(self.target) if self.postgresql else self.target
+
+    @property
+    def folder(self) -> Path | None:
+        """The SQLite file's folder (run folders are stored relative to it); None on PostgreSQL."""
+        return None if self.postgresql else Path(self.target).resolve().parent
+
+    def exists(self) -> bool:
+        return self.postgresql or Path(self.target).is_file()
+
+    @contextmanager
+    def session(self, *, create: bool = True) -> Iterator[_Session]:
+        if not create and not self.exists():
+            raise HistoryError(f"{self.name}: no history database (ingest a run first)")
+        connection = self._connect()
+        try:
+            session = _Session(connection, self.dialect, self.name)
+            self._set_up(session)
+            yield session
+        finally:
+            connection.close()
+
+    def _connect(self) -> Any:
+        if self.postgresql:
+            import psycopg
+
             try:
-                contents = read_run(run_dir)
-            except ReportError as err:
-                refused.append(str(err))
-                continue
-            results.append(store_run(connection, contents, db))
-    if refused:
-        stored = f"{len(results)} runs stored; " if results else ""
-        raise ReportError(f"{stored}{len(refused)} refused:\n" + "\n".join(refused))
-    return results
+                return psycopg.connect(self.target, autocommit=True, connect_timeout=10)
+            except psycopg.Error as err:
+                raise HistoryError(f"{self.name}: cannot connect: {err}") from None
+        path = Path(self.target)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
 
-
-def store_run(connection: sqlite3.Connection, contents: RunContents, db: Path) -> IngestResult:
-    run = contents.run
-    lanes = tuple(run.lanes)
-    try:
-        with transaction(connection):
-            row = connection.execute(
-                "SELECT digest, run_dir FROM runs WHERE run_id = ?", (run.run_id,)
-            ).fetchone()
-            if row is not None:
-                if row[0] != contents.digest:
+    def _set_up(self, session: _Session) -> None:
+        # SQLite: switching a new database to WAL, or upgrading to a write lock, can answer
+        # "database is locked" at once, without waiting on the busy timeout, while another
+        # process creates or writes the same file: retry those within the same timeout.
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                if not self.postgresql:
+                    session.run(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+                    session.run("PRAGMA journal_mode = WAL")
+                    session.run("PRAGMA synchronous = NORMAL")
+                    session.run("PRAGMA foreign_keys = ON")
+                self._ensure_schema(session)
+                return
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or time.monotonic() > deadline:
                     raise HistoryError(
-                        f"{db}: run '{run.run_id}' is already stored from {row[1]} with other"
-                        f" contents; refusing to mix it with {contents.run_dir}"
-                    )
-                return IngestResult(run.run_id, len(contents.results), lanes, True)
-            _insert(connection, contents, _stored_run_dir(db, contents.run_dir))
-    except sqlite3.Error as err:
-        raise HistoryError(f"{db}: storing run '{run.run_id}' failed: {err}") from None
-    return IngestResult(run.run_id, len(contents.results), lanes, False)
+                        f"{self.name}: not a usable history database: {err}"
+                    ) from None
+                time.sleep(0.05)
+            except self.dialect.errors as err:
+                raise HistoryError(f"{self.name}: not a usable history database: {err}") from None
 
+    def _ensure_schema(self, session: _Session) -> None:
+        with session.write(lock=False):
+            if self.postgresql:
+                session.run("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    session.run(statement)
+            row = session.rows("SELECT value FROM meta WHERE key = 'schema'")
+            version = int(row[0][0]) if row else None
+            if version is None:
+                session.run(
+                    "INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+                )
+                return
+            if version > SCHEMA_VERSION or (
+                version < SCHEMA_VERSION and version not in _MIGRATIONS
+            ):
+                raise HistoryError(
+                    f"{self.name}: history schema {version},"
+                    f" this flagci reads schema {SCHEMA_VERSION}"
+                )
+            for step in range(version, SCHEMA_VERSION):
+                for statement in _MIGRATIONS[step]:
+                    session.run(statement)
+            session.run("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
 
-def _insert(connection: sqlite3.Connection, contents: RunContents, run_dir: str) -> None:
-    run = contents.run
-    connection.execute(
-        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            run.run_id,
-            _utc(run.started),
-            _utc(run.finished),
-            run.kind,
-            run.status,
-            json.dumps(list(run.nodes)),
-            run_dir,
-            contents.digest,
-            _utc(datetime.now(UTC)),
-        ),
-    )
-    connection.executemany(
-        "INSERT INTO run_lanes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
+    # ----------------------------------------------------------------------------------
+    # Writing
+
+    def ingest(
+        self, run_dir: Path, *, max_junit_bytes: int = runfolder.MAX_JUNIT_BYTES
+    ) -> IngestResult:
+        """Store one run folder; a run already stored with equal contents is a no-op."""
+        with self.session() as session:
+            return self._ingest(session, run_dir, max_junit_bytes)
+
+    def ingest_many(self, run_dirs: Iterable[Path]) -> list[IngestResult]:
+        """Store several run folders over one connection, each in its own transaction.
+
+        A refused run does not stop the others: they are stored, then one ReportError names
+        every run that was refused.
+        """
+        results: list[IngestResult] = []
+        refused: list[str] = []
+        with self.session() as session:
+            for run_dir in run_dirs:
+                try:
+                    results.append(self._ingest(session, run_dir, runfolder.MAX_JUNIT_BYTES))
+                except ReportError as err:
+                    refused.append(str(err))
+        if refused:
+            stored = f"{len(results)} runs stored; " if results else ""
+            raise ReportError(f"{stored}{len(refused)} refused:\n" + "\n".join(refused))
+        return results
+
+    def run_ids(self) -> set[str]:
+        with self.session() as session:
+            return {row[0] for row in session.rows("SELECT run_id FROM runs")}
+
+    def backfill(self, run_dirs: Iterable[Path]) -> tuple[list[IngestResult], list[str]]:
+        """Store the run folders whose run the history lacks; return what was stored and
+        the run ids already there (known from run.json alone, their JUnit never read).
+
+        The same run downloaded twice (two artifacts of one CI run) is stored once.
+        """
+        stored = self.run_ids()
+        missing: dict[str, Path] = {}
+        present: list[str] = []
+        for run_dir in run_dirs:
+            record, _ = runfolder.read_record(run_dir)
+            if record.run_id in stored:
+                present.append(record.run_id)
+            else:
+                missing.setdefault(record.run_id, run_dir)
+        return (self.ingest_many(missing.values()) if missing else []), sorted(set(present))
+
+    def _ingest(self, session: _Session, run_dir: Path, max_junit_bytes: int) -> IngestResult:
+        record, run_bytes = runfolder.read_record(run_dir)
+        merged = run_dir / "merged.xml"
+        digest = runfolder.digest(run_bytes, merged, max_bytes=max_junit_bytes)
+        lanes = tuple(record.lanes)
+        try:
+            with session.write():
+                row = session.rows(
+                    "SELECT digest, run_dir FROM runs WHERE run_id = ?", (record.run_id,)
+                )
+                if row:
+                    if row[0][0] != digest:
+                        raise HistoryError(
+                            f"{self.name}: run '{record.run_id}' is already stored from"
+                            f" {row[0][1]} with other contents; refusing to mix it with {run_dir}"
+                        )
+                    count = session.rows(
+                        "SELECT count(*) FROM results WHERE run_id = ?", (record.run_id,)
+                    )[0][0]
+                    return IngestResult(record.run_id, int(count), lanes, True)
+                self._insert_run(session, record, run_dir, digest)
+                count, notes = self._insert_cases(
+                    session,
+                    record.run_id,
+                    run_dir,
+                    runfolder.iter_cases(merged, lanes, max_bytes=max_junit_bytes),
+                )
+        except self.dialect.errors as err:
+            raise HistoryError(
+                f"{self.name}: storing run '{record.run_id}' failed: {err}"
+            ) from None
+        return IngestResult(record.run_id, count, lanes, False, tuple(notes))
+
+    def _insert_run(self, session: _Session, run: RunRecord, run_dir: Path, digest: str) -> None:
+        session.run(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.run_id,
-                name,
-                lane.vendor,
-                lane.family or lane.vendor,
-                lane.baseline,
-                lane.compiler.package,
-                lane.compiler.version,
-                lane.compiler.triton,
-                json.dumps(lane.pins, sort_keys=True),
-                lane.pins_digest,
+                _utc(run.started),
+                _utc(run.finished),
+                run.kind,
+                run.status,
+                json.dumps(list(run.nodes)),
+                self._stored_run_dir(run_dir),
+                digest,
+                _utc(datetime.now(UTC)),
+            ),
+        )
+        session.many(
+            "INSERT INTO run_lanes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    run.run_id,
+                    name,
+                    lane.vendor,
+                    lane.family or lane.vendor,
+                    lane.baseline,
+                    lane.compiler.package,
+                    lane.compiler.version,
+                    lane.compiler.triton,
+                    json.dumps(lane.pins, sort_keys=True),
+                    lane.pins_digest,
+                )
+                for name, lane in run.lanes.items()
+            ],
+        )
+
+    def _insert_cases(
+        self, session: _Session, run_id: str, run_dir: Path, cases: Iterable[CaseResult]
+    ) -> tuple[int, list[str]]:
+        """Insert in batches; a testcase written twice is folded (the stored one read back)."""
+        pending: dict[tuple[str, str, str], CaseResult] = {}
+        flushed: set[tuple[str, str, str]] = set()
+        noted = False
+        for case in cases:
+            noted = noted or bool(case.notes)
+            key = case.key
+            if key in pending:
+                pending[key] = runfolder.fold_duplicate(pending[key], case)
+                continue
+            if key in flushed:
+                first = self._stored_case(session, run_id, key)
+                self._delete_case(session, run_id, key)
+                flushed.discard(key)
+                pending[key] = runfolder.fold_duplicate(first, case)
+                continue
+            pending[key] = case
+            if len(pending) >= BATCH:
+                self._insert_batch(session, run_id, run_dir, pending.values())
+                flushed.update(pending)
+                pending.clear()
+        self._insert_batch(session, run_id, run_dir, pending.values())
+        flushed.update(pending)
+        notes = (
+            [
+                f"{test}: {notes}"
+                for test, notes in session.rows(
+                    "SELECT test, notes FROM results WHERE run_id = ? AND notes != ''"
+                    " ORDER BY test",
+                    (run_id,),
+                )
+            ]
+            if noted
+            else []
+        )
+        return len(flushed), notes
+
+    def _insert_batch(
+        self, session: _Session, run_id: str, run_dir: Path, cases: Iterable[CaseResult]
+    ) -> None:
+        batch = list(cases)
+        marks = ", ".join("?" * (len(_RESULT_FIELDS) + 1))
+        session.many(
+            f"INSERT INTO results (run_id, {', '.join(_RESULT_FIELDS)}) VALUES ({marks})",
+            [(run_id, *(getattr(c, f) for f in _RESULT_FIELDS)) for c in batch],
+        )
+        session.many(
+            "INSERT INTO perf VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (run_id, c.lane, c.node, c.test, *(getattr(c, f) for f in _PERF_FIELDS))
+                for c in batch
+                if c.perf_ms is not None
+            ],
+        )
+        session.many(
+            "INSERT INTO artifact_files VALUES (?, ?, ?, ?, ?)",
+            [
+                (run_id, c.lane, c.node, c.test, path)
+                for c in batch
+                for path in runfolder.artifact_files(run_dir, c)
+            ],
+        )
+
+    def _stored_case(self, session: _Session, run_id: str, key: tuple[str, str, str]) -> CaseResult:
+        where = "run_id = ? AND lane = ? AND node = ? AND test = ?"
+        row = session.rows(
+            f"SELECT {', '.join(_RESULT_FIELDS)} FROM results WHERE {where}", (run_id, *key)
+        )[0]
+        perf = session.rows(
+            f"SELECT {', '.join(_PERF_FIELDS)} FROM perf WHERE {where}", (run_id, *key)
+        )
+        values = dict(zip(_RESULT_FIELDS, row, strict=True))
+        values.update(zip(_PERF_FIELDS, perf[0] if perf else ("", None, None, None), strict=True))
+        return CaseResult(**values)
+
+    def _delete_case(self, session: _Session, run_id: str, key: tuple[str, str, str]) -> None:
+        for table in ("artifact_files", "perf", "results"):
+            session.run(
+                f"DELETE FROM {table} WHERE run_id = ? AND lane = ? AND node = ? AND test = ?",
+                (run_id, *key),
             )
-            for name, lane in run.lanes.items()
-        ],
-    )
-    connection.executemany(
-        "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                run.run_id,
-                r.lane,
-                r.node,
-                r.test,
-                r.outcome,
-                r.message,
-                r.details,
-                r.signature,
-                r.failure_kind,
-                r.kernel,
-                r.config,
-                r.target,
-                r.compile_seconds,
-                r.shared_bytes,
-                r.registers,
-                r.spills,
-                r.artifacts,
-                r.duration,
+
+    def _stored_run_dir(self, run_dir: Path) -> str:
+        """Relative to the SQLite file's folder when inside it, so both can move."""
+        folder = run_dir.resolve()
+        base = self.folder
+        if base is not None and folder.is_relative_to(base):
+            return folder.relative_to(base).as_posix()
+        return str(folder)
+
+    def resolve_run_dir(self, stored: str) -> Path:
+        base = self.folder
+        return base / stored if base is not None else Path(stored)
+
+    # ----------------------------------------------------------------------------------
+    # Reading
+
+    def observations(self) -> Observations:
+        """Everything the verdicts are computed from, read in one session."""
+        with self.session(create=False) as session:
+            return self._observations(session)
+
+    def _observations(self, session: _Session) -> Observations:
+        runs = tuple(
+            RunInfo(run_id, _parse_time(started), self.resolve_run_dir(run_dir), kind, status)
+            for run_id, started, run_dir, kind, status in session.rows(
+                "SELECT run_id, started, run_dir, kind, status FROM runs ORDER BY started, run_id"
             )
-            for r in contents.results
-        ],
-    )
-    connection.executemany(
-        "INSERT INTO perf VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                run.run_id,
-                r.lane,
-                r.node,
-                r.test,
-                r.gpu,
-                r.perf_ms,
-                r.pct_of_ceiling,
-                r.ratio_to_torch,
+        )
+        lane_runs = tuple(
+            LaneRun(*row)
+            for row in session.rows(
+                "SELECT run_id, lane, vendor, family, baseline, compiler_package,"
+                " compiler_version, pins_digest FROM run_lanes"
             )
-            for r in contents.results
-            if r.perf_ms is not None
-        ],
-    )
-    connection.executemany(
-        "INSERT INTO artifact_files VALUES (?, ?, ?, ?, ?)",
-        [(run.run_id, *row) for row in contents.artifact_files],
-    )
+        )
+        results = tuple(
+            ResultRow(*row)
+            for row in session.rows("SELECT run_id, lane, node, test, outcome FROM results")
+        )
+        perf = tuple(
+            (run_id, lane, test, gpu, float(ms))
+            for run_id, lane, test, gpu, ms in session.rows(
+                "SELECT run_id, lane, test, gpu, perf_ms FROM perf"
+            )
+        )
+        failures = self._latest_failures(session, runs, lane_runs)
+        return Observations(runs, lane_runs, results, perf, failures)
+
+    def _latest_failures(
+        self, session: _Session, runs: tuple[RunInfo, ...], lane_runs: tuple[LaneRun, ...]
+    ) -> dict[tuple[str, str], FailureRecord]:
+        run_dirs = {run.run_id: run.run_dir for run in runs}
+        failures: dict[tuple[str, str], FailureRecord] = {}
+        for lane, run_id in latest_runs(runs, lane_runs).items():
+            files: dict[tuple[str, str], list[str]] = {}
+            for node, test, path in session.rows(
+                "SELECT node, test, path FROM artifact_files WHERE run_id = ? AND lane = ?"
+                " ORDER BY path",
+                (run_id, lane),
+            ):
+                files.setdefault((node, test), []).append(path)
+            for node, test, outcome, message, details, signature, kind, artifacts in session.rows(
+                "SELECT node, test, outcome, message, details, signature, failure_kind,"
+                " artifacts FROM results WHERE run_id = ? AND lane = ?"
+                " AND outcome IN ('failed', 'error') ORDER BY node",
+                (run_id, lane),
+            ):
+                if (lane, test) in failures:
+                    continue
+                failures[(lane, test)] = FailureRecord(
+                    node=node,
+                    outcome=outcome,
+                    message=message,
+                    details=details,
+                    signature=signature,
+                    failure_kind=kind,
+                    artifacts=artifacts,
+                    artifact_files=tuple(files.get((node, test), ())),
+                    run_dir=run_dirs[run_id],
+                )
+        return failures
+
+    def metrics(self, lane: str, run_ids: Sequence[str]) -> list[MetricRow]:
+        """Compile time and shared memory of the kernel tests of ``lane`` in ``run_ids``."""
+        if not run_ids:
+            return []
+        marks = ",".join("?" * len(run_ids))
+        with self.session(create=False) as session:
+            return [
+                MetricRow(*row)
+                for row in session.rows(
+                    "SELECT run_id, lane, kernel, config, target, compile_seconds, shared_bytes"
+                    f" FROM results WHERE lane = ? AND kernel != '' AND run_id IN ({marks})"
+                    " AND (compile_seconds IS NOT NULL OR shared_bytes IS NOT NULL)",
+                    (lane, *run_ids),
+                )
+            ]
+
+    def evaluate(self, ledger: Ledger) -> History:
+        return evaluate(self.observations(), ledger)
 
 
-def _stored_run_dir(db: Path, run_dir: Path) -> str:
-    """The run folder relative to the database's folder when inside it, so both can move."""
-    base = db.resolve().parent
-    folder = run_dir.resolve()
-    return folder.relative_to(base).as_posix() if folder.is_relative_to(base) else str(folder)
-
-
-def resolve_run_dir(db: Path, stored: str) -> Path:
-    return db.resolve().parent / stored
+def _redact(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not at:
+        return url
+    user = credentials.partition(":")[0]
+    return f"{scheme}://{user}@{host}"
 
 
 def _utc(moment: datetime) -> str:
@@ -637,8 +631,18 @@ def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def run_folders(results_dir: Path) -> list[Path]:
-    """Every run folder (one holding ``run.json``) directly under ``results_dir``."""
-    if not results_dir.is_dir():
-        raise ReportError(f"{results_dir}: not a directory")
-    return sorted(p.parent for p in results_dir.glob("*/run.json") if p.is_file())
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+# The short forms the command line and the run use.
+
+
+def ingest_run(
+    target: str | Path, run_dir: Path, *, max_junit_bytes: int = runfolder.MAX_JUNIT_BYTES
+) -> IngestResult:
+    return Store(target).ingest(run_dir, max_junit_bytes=max_junit_bytes)
+
+
+def ingest_runs(target: str | Path, run_dirs: Iterable[Path]) -> list[IngestResult]:
+    return Store(target).ingest_many(run_dirs)

@@ -1,58 +1,51 @@
-"""JUnit of a run: read each (node, lane) file safely, merge them into ``merged.xml``.
+"""A run's JUnit: each (node, lane) part read safely, merged into ``merged.xml``.
 
-Files may come back from nodes, so they are parsed with defusedxml (no entity expansion,
-no external entities, no network) and size-capped before junitparser sees them.
+The merge writes what other tools read right:
+
+- every testcase carries its part's ``lane`` and ``node`` properties, first among its
+  children (properties before results), and its classname is ``<lane>.<module>``, so tools
+  that key results by classname and name (GitLab) keep one result per lane;
+- each suite's ``hostname`` is the node, and the root carries the totals;
+- each failed testcase's artifact files are listed in its ``system-out`` as
+  ``[[ATTACHMENT|path]]`` lines (paths relative to the run folder), which Jenkins and GitLab
+  turn into links.
+
+Part files come back from nodes, so they are parsed with defusedxml (no DTD, no entity
+expansion, no network) and size-capped. Only the standard library's ElementTree is used, so
+whether lxml is installed changes nothing. ``ci.runfolder`` reads the merged file back.
 """
 
 from __future__ import annotations
 
-import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from xml.etree import ElementTree
+from xml.etree.ElementTree import Element, SubElement
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
-from junitparser import Error, Failure, JUnitXmlError, Skipped
-from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
+from junitparser import Error
+from junitparser.xunit2 import TestCase, TestSuite
 
-from ci import atomic
+from ci import atomic, runfolder
 from ci.errors import ReportError
 
 MAX_JUNIT_BYTES = 64 * 1024 * 1024
+_COUNTS = ("tests", "failures", "errors", "skipped")
+_COUNTED = {"failed": "failures", "error": "errors", "skipped": "skipped"}
 
 
 @dataclass(frozen=True)
-class CaseResult:
-    """One testcase, flattened for reports and tables."""
+class Part:
+    """One (node, lane) JUnit file and where its artifacts are, relative to the run folder."""
 
-    suite: str
-    classname: str
-    name: str
-    outcome: str  # passed | failed | error | skipped
-    seconds: float
-    message: str = ""
-    text: str = ""
-    properties: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def test_id(self) -> str:
-        return f"{self.classname}::{self.name}"
-
-    @property
-    def lane(self) -> str:
-        return self.properties.get("lane", self.suite)
-
-    @property
-    def node(self) -> str:
-        return self.properties.get("node", "")
+    path: Path
+    lane: str
+    node: str
+    prefix: str
 
 
-def _safe_parse(path: Path | str) -> Any:
-    return SafeET.parse(str(path), forbid_dtd=True)
-
-
-def read(path: Path) -> JUnitXml:
+def read(path: Path) -> Element:
     """Parse one JUnit file; raise ReportError naming the file on anything hostile or broken."""
     try:
         size = path.stat().st_size
@@ -61,71 +54,96 @@ def read(path: Path) -> JUnitXml:
     if size > MAX_JUNIT_BYTES:
         raise ReportError(f"{path}: JUnit file is {size} bytes, over the {MAX_JUNIT_BYTES} limit")
     try:
-        xml: Any = JUnitXml.fromfile(str(path), parse_func=_safe_parse)
+        root: Element = SafeET.parse(str(path), forbid_dtd=True).getroot()
     except DefusedXmlException as err:
         raise ReportError(f"{path}: refused: {type(err).__name__}: {err}") from None
     except (SafeET.ParseError, UnicodeDecodeError, ValueError) as err:
         raise ReportError(f"{path}: not well-formed JUnit XML: {err}") from None
-    except JUnitXmlError:
-        raise ReportError(
-            f"{path}: the root element is neither <testsuites> nor <testsuite>"
-        ) from None
-    if isinstance(xml, TestSuite):
-        merged = JUnitXml()
-        merged.add_testsuite(xml)
-        return merged
-    return cast(JUnitXml, xml)
+    if root.tag not in ("testsuites", "testsuite"):
+        raise ReportError(f"{path}: the root element is neither <testsuites> nor <testsuite>")
+    return root
 
 
-def cases(xml: Any) -> list[CaseResult]:
-    found = []
-    for suite in xml:
-        for case in suite:
-            found.append(_flatten(suite.name or "", case))
-    return found
+def merge(parts: list[Part], dest: Path) -> None:
+    """Merge the parts into one ``<testsuites>`` at ``dest`` (written atomically)."""
+    root = Element("testsuites", name="flagci")
+    for part in parts:
+        document = read(part.path)
+        suites = [document] if document.tag == "testsuite" else list(document.iter("testsuite"))
+        for suite in suites:
+            cases = suite.findall("testcase")
+            if cases:
+                root.append(_suite(suite, cases, part, dest.parent))
+    _count(root, root.findall("testsuite"))
+    ElementTree.indent(root)
+    atomic.write_bytes(dest, ElementTree.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
-def _flatten(suite: str, case: Any) -> CaseResult:
-    outcome, message, text = "passed", "", ""
-    for result in case.result:
-        if isinstance(result, Failure):
-            outcome = "failed"
-        elif isinstance(result, Error):
-            outcome = "error"
-        elif isinstance(result, Skipped):
-            outcome = "skipped"
+def _suite(source: Element, cases: list[Element], part: Part, run_dir: Path) -> Element:
+    suite = Element("testsuite", name=part.lane, hostname=part.node)
+    if source.get("timestamp"):
+        suite.set("timestamp", source.get("timestamp", ""))
+    props = SubElement(suite, "properties")
+    for name, value in (("lane", part.lane), ("node", part.node)):
+        SubElement(props, "property", name=name, value=value)
+    for case in cases:
+        suite.append(_case(case, part, run_dir))
+    _count(suite, suite.findall("testcase"))
+    return suite
+
+
+def _case(source: Element, part: Part, run_dir: Path) -> Element:
+    case = Element("testcase", dict(source.attrib))
+    case.set("classname", runfolder.lane_classname(part.lane, source.get("classname") or ""))
+    props = {
+        p.get("name", ""): p.get("value", "")
+        for container in source.findall("properties")
+        for p in container.findall("property")
+    }
+    if props.get("artifacts"):
+        props["artifacts"] = f"{part.prefix}/{props['artifacts']}"
+    props.update(lane=part.lane, node=part.node)
+    container = SubElement(case, "properties")
+    for name, value in props.items():
+        SubElement(container, "property", name=name, value=value)
+    out_text = [e.text or "" for e in source.findall("system-out")]
+    for child in source:
+        if child.tag not in ("properties", "system-out"):
+            case.append(child)
+    outcome = runfolder.outcome_of(case)[0]
+    if outcome in ("failed", "error") and props.get("artifacts"):
+        files = runfolder.files_under(run_dir, props["artifacts"])
+        out_text += [f"[[ATTACHMENT|{path}]]" for path in files]
+    if any(out_text):
+        SubElement(case, "system-out").text = "\n".join(t for t in out_text if t)
+    return case
+
+
+def _count(element: Element, children: list[Element]) -> None:
+    """Totals on a suite (from its testcases) or on the root (from its suites)."""
+    totals = dict.fromkeys(_COUNTS, 0)
+    seconds = 0.0
+    for child in children:
+        if child.tag == "testcase":
+            totals["tests"] += 1
+            outcome = runfolder.outcome_of(child)[0]
+            if outcome in _COUNTED:
+                totals[_COUNTED[outcome]] += 1
+            seconds += _seconds(child.get("time"))
         else:
-            continue
-        message, text = result.message or "", result.text or ""
-        break
-    props = {p.name: p.value for p in case.properties()}
-    return CaseResult(
-        suite=suite,
-        classname=case.classname or "",
-        name=case.name or "",
-        outcome=outcome,
-        seconds=float(case.time or 0.0),
-        message=message,
-        text=text,
-        properties=props,
-    )
+            for key in _COUNTS:
+                totals[key] += int(child.get(key, "0"))
+            seconds += _seconds(child.get("time"))
+    for key, value in totals.items():
+        element.set(key, str(value))
+    element.set("time", f"{seconds:.3f}")
 
 
-def merge(parts: list[tuple[Path, str]], dest: Path) -> JUnitXml:
-    """Merge (junit file, artifact prefix) pairs; artifact paths become run-relative."""
-    merged = JUnitXml(name="flagci")
-    for path, prefix in parts:
-        suite: Any
-        for suite in read(path):
-            for case in suite:
-                for prop in case.properties():
-                    if prop.name == "artifacts" and prop.value:
-                        prop.value = f"{prefix}/{prop.value}"
-            merged.add_testsuite(suite)
-    buffer = io.BytesIO()
-    merged.write(buffer)
-    atomic.write_bytes(dest, buffer.getvalue())
-    return merged
+def _seconds(text: str | None) -> float:
+    try:
+        return float(text or 0)
+    except ValueError:
+        return 0.0
 
 
 def infrastructure_case(lane: str, node: str, message: str, detail: str = "") -> TestSuite:

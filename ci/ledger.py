@@ -58,14 +58,21 @@ class KnownIssue(_Model):
     def applies_to(self, vendor: str) -> bool:
         return not self.vendors or vendor in self.vendors
 
-    def matches(self, vendor: str, signature: str, text: str, test: str = "") -> bool:
-        """Whether a failure of ``test`` on a ``vendor`` lane is this issue.
+    def expected_at(self, version: str) -> bool:
+        """Whether the issue is expected at a compiler ``version``: no versions are listed,
+        or it is an affected one, or one a fix was claimed for (a failure there is the issue,
+        and its fix check says "claimed fix not verified")."""
+        return not self.affected or version in self.affected or version in self.claimed_fixes
+
+    def matches(self, vendor: str, version: str, signature: str, text: str, test: str = "") -> bool:
+        """Whether a failure of ``test`` on a ``vendor`` lane at compiler ``version`` is this
+        issue.
 
         A listed signature decides when the testcase carries one; otherwise the pattern
         is searched in the failure text, and only for the issue's tests: a catch-all
         message (``uni_sram``) from another kernel is another bug.
         """
-        if not self.applies_to(vendor):
+        if not self.applies_to(vendor) or not self.expected_at(version):
             return False
         if signature and signature in self.signatures:
             return True
@@ -92,9 +99,11 @@ class Ledger(_Model):
     def issues(self) -> tuple[KnownIssue, ...]:
         return self.issue
 
-    def match(self, vendor: str, signature: str, text: str, test: str = "") -> KnownIssue | None:
+    def match(
+        self, vendor: str, version: str, signature: str, text: str, test: str = ""
+    ) -> KnownIssue | None:
         for issue in self.issue:
-            if issue.matches(vendor, signature, text, test):
+            if issue.matches(vendor, version, signature, text, test):
                 return issue
         return None
 

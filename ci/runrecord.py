@@ -19,7 +19,7 @@ from typing import Any
 
 from junitparser.xunit2 import JUnitXml
 
-from ci import atomic, junit, report, reporter
+from ci import atomic, junit, report, reporter, runfolder
 from ci.errors import ReportError
 from ci.lanes import Lane, LaneMatrix
 
@@ -124,11 +124,11 @@ def lane_summary(matrix: LaneMatrix, lane: Lane) -> dict[str, Any]:
 @dataclass
 class RunResult:
     run_dir: Path
-    results: list[junit.CaseResult]
+    results: list[runfolder.CaseResult]
     status: str
 
     @property
-    def failed(self) -> list[junit.CaseResult]:
+    def failed(self) -> list[runfolder.CaseResult]:
         return [r for r in self.results if r.outcome in ("failed", "error")]
 
 
@@ -136,13 +136,13 @@ def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
     """Merge the parts' JUnit, write index.html and run.json; a part without JUnit is an
     infrastructure error testcase, and so is one whose JUnit is unreadable."""
     parts = list(run.parts.values())
-    sources: list[tuple[Path, str]] = []
+    sources: list[junit.Part] = []
     for part in parts:
         prefix = f"lanes/{part.folder.name}"
         if not part.infrastructure_error:
             try:
                 junit.read(part.junit)
-                sources.append((part.junit, prefix))
+                sources.append(junit.Part(part.junit, part.lane, part.node, prefix))
                 continue
             except ReportError as err:
                 part.infrastructure_error = str(err)
@@ -153,9 +153,9 @@ def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
         path = part.folder / "infrastructure.xml"
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_bytes(path, stand_in.tostring())  # type: ignore[no-untyped-call]
-        sources.append((path, prefix))
-    merged = junit.merge(sources, run.folder / "merged.xml")
-    results = junit.cases(merged)
+        sources.append(junit.Part(path, part.lane, part.node, prefix))
+    junit.merge(sources, run.folder / "merged.xml")
+    results = runfolder.read_cases(run.folder / "merged.xml", [lane.name for lane in lanes])
     bad = any(r.outcome in ("failed", "error") for r in results)
     infra = any(p.infrastructure_error for p in parts)
     status = "error" if infra else ("failed" if bad else "passed")

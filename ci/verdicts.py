@@ -21,14 +21,16 @@ For the latest run of each lane that ran a test:
   history measured, not a guess. It needs PERF_MIN_RUNS earlier runs on that GPU model.
 
 Skipped runs of a test neither start nor break a streak.
+
+Everything here is computed from ``Observations`` in memory: the history store
+(``ci.history``) reads them from the database, and a single run folder gives them too.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import cached_property
@@ -36,7 +38,6 @@ from pathlib import Path
 from statistics import median
 from typing import Literal
 
-from ci.history import connect, resolve_run_dir
 from ci.ledger import KnownIssue, Ledger
 
 FLAKY_WINDOW = 20
@@ -88,6 +89,34 @@ class LaneInfo:
 
 
 @dataclass(frozen=True)
+class LaneRun:
+    """A lane as one run recorded it."""
+
+    run_id: str
+    lane: str
+    vendor: str
+    family: str
+    baseline: str | None
+    package: str
+    version: str
+    pins_digest: str
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """The outcome of one testcase on one node in one run."""
+
+    run_id: str
+    lane: str
+    node: str
+    test: str
+    outcome: str  # passed | failed | error | skipped
+
+
+PerfRow = tuple[str, str, str, str, float]  # run, lane, test, GPU model, ms
+
+
+@dataclass(frozen=True)
 class Observation:
     """A test in one run of one lane, its nodes' outcomes combined."""
 
@@ -126,6 +155,18 @@ class FailureRecord:
 
 
 @dataclass(frozen=True)
+class Observations:
+    """What the verdicts are computed from; ``runs`` in order of start."""
+
+    runs: tuple[RunInfo, ...]
+    lane_runs: tuple[LaneRun, ...]
+    results: tuple[ResultRow, ...]
+    perf: tuple[PerfRow, ...] = ()
+    # The failing testcases of each lane's latest run, by (lane, test).
+    failures: Mapping[tuple[str, str], FailureRecord] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class PerfCheck:
     """A perf test's latest time against the lane's earlier runs on the same GPU model."""
 
@@ -161,6 +202,18 @@ class Verdict:
     failure: FailureRecord | None
     perf: PerfCheck | None = None
 
+    @property
+    def signature(self) -> str:
+        """What groups failures of one cause: the recorded signature; without one, the
+        failure kind and the first line of the message."""
+        failure = self.failure
+        if failure is None:
+            return f"unclassified|{self.test}"
+        if failure.signature:
+            return failure.signature
+        first = (failure.message or failure.details).strip().splitlines()[:1]
+        return f"{failure.failure_kind or 'unclassified'}|{first[0][:200] if first else ''}"
+
 
 @dataclass(frozen=True)
 class FixCheck:
@@ -182,6 +235,7 @@ class History:
     timelines: dict[tuple[str, str], tuple[Observation, ...]]
     verdicts: dict[tuple[str, str], Verdict]
     fix_checks: tuple[FixCheck, ...]
+    runs_of_lane: dict[str, tuple[str, ...]] = field(default_factory=dict)  # in order of start
 
     @property
     def latest_run(self) -> RunInfo | None:
@@ -199,43 +253,39 @@ class History:
         return sorted({test for lane, test in self.verdicts if lane in wanted})
 
 
-def evaluate(db: Path, ledger: Ledger) -> History:
-    """Read the history database and compute every verdict and fix check."""
-    with connect(db, create=False) as connection:
-        return evaluate_connection(connection, db, ledger)
+def latest_runs(runs: Iterable[RunInfo], lane_runs: Iterable[LaneRun]) -> dict[str, str]:
+    """The latest run of each lane (runs in order of start)."""
+    order = {run.run_id: i for i, run in enumerate(runs)}
+    latest: dict[str, str] = {}
+    for row in sorted(lane_runs, key=lambda r: order[r.run_id]):
+        latest[row.lane] = row.run_id
+    return latest
 
 
-def evaluate_connection(connection: sqlite3.Connection, db: Path, ledger: Ledger) -> History:
-    runs = tuple(
-        RunInfo(run_id, _parse_time(started), resolve_run_dir(db, run_dir), kind, status)
-        for run_id, started, run_dir, kind, status in connection.execute(
-            "SELECT run_id, started, run_dir, kind, status FROM runs ORDER BY started, run_id"
-        )
-    )
+def evaluate(observations: Observations, ledger: Ledger) -> History:
+    """Every verdict and fix check of the history ``observations`` describe."""
+    runs = observations.runs
     order = {run.run_id: i for i, run in enumerate(runs)}
     started = {run.run_id: run.started for run in runs}
 
     lane_runs: dict[tuple[str, str], tuple[str, str]] = {}  # (run, lane) -> (pins, version)
     lanes: dict[str, LaneInfo] = {}
-    rows = connection.execute(
-        "SELECT run_id, lane, vendor, family, baseline, compiler_package, compiler_version,"
-        " pins_digest FROM run_lanes"
-    ).fetchall()
-    for run_id, lane, vendor, family, baseline, package, version, pins in sorted(
-        rows, key=lambda row: order[row[0]]
-    ):
-        lane_runs[(run_id, lane)] = (pins, version)
-        lanes[lane] = LaneInfo(lane, vendor, family, baseline, package, version, run_id)
+    runs_of_lane: dict[str, list[str]] = defaultdict(list)
+    for row in sorted(observations.lane_runs, key=lambda r: order[r.run_id]):
+        lane_runs[(row.run_id, row.lane)] = (row.pins_digest, row.version)
+        runs_of_lane[row.lane].append(row.run_id)
+        lanes[row.lane] = LaneInfo(
+            row.lane, row.vendor, row.family, row.baseline, row.package, row.version, row.run_id
+        )
 
-    timelines = _timelines(connection, order, lane_runs)
-    perf_checks = _perf_checks(connection, order, lanes)
-    latest_failures = _latest_failures(connection, lanes, runs)
+    timelines = _timelines(observations.results, order, lane_runs)
+    perf_checks = _perf_checks(observations.perf, order, lanes)
     verdicts: dict[tuple[str, str], Verdict] = {}
     for (lane, test), timeline in timelines.items():
         info = lanes[lane]
         if timeline[-1].run_id != info.latest_run:
             continue  # the lane's latest run no longer has this test
-        failure = latest_failures.get((lane, test))
+        failure = observations.failures.get((lane, test))
         verdicts[(lane, test)] = _verdict(
             lane, test, timeline, info, started, failure, ledger, timelines
         )
@@ -243,19 +293,24 @@ def evaluate_connection(connection: sqlite3.Connection, db: Path, ledger: Ledger
         if perf is not None:
             verdicts[(lane, test)] = _with_perf(verdicts[(lane, test)], perf)
     fix_checks = tuple(_fix_checks(ledger, lanes, verdicts))
-    return History(runs, lanes, timelines, verdicts, fix_checks)
+    return History(
+        runs,
+        lanes,
+        timelines,
+        verdicts,
+        fix_checks,
+        {lane: tuple(ids) for lane, ids in runs_of_lane.items()},
+    )
 
 
 def _timelines(
-    connection: sqlite3.Connection,
+    results: Iterable[ResultRow],
     order: dict[str, int],
     lane_runs: dict[tuple[str, str], tuple[str, str]],
 ) -> dict[tuple[str, str], tuple[Observation, ...]]:
     outcomes: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for run_id, lane, test, outcome in connection.execute(
-        "SELECT run_id, lane, test, outcome FROM results"
-    ):
-        outcomes[(lane, test, run_id)].append(outcome)
+    for row in results:
+        outcomes[(row.lane, row.test, row.run_id)].append(row.outcome)
     timelines: dict[tuple[str, str], list[Observation]] = defaultdict(list)
     for (lane, test, run_id), node_outcomes in outcomes.items():
         pins, version = lane_runs[(run_id, lane)]
@@ -268,13 +323,11 @@ def _timelines(
 
 
 def _perf_checks(
-    connection: sqlite3.Connection, order: dict[str, int], lanes: dict[str, LaneInfo]
+    perf: Iterable[PerfRow], order: dict[str, int], lanes: dict[str, LaneInfo]
 ) -> dict[tuple[str, str], PerfCheck]:
     """The perf check of every (lane, test) with a time in its lane's latest run."""
     times: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
-    for run_id, lane, test, gpu, ms in connection.execute(
-        "SELECT run_id, lane, test, gpu, ms FROM perf"
-    ):
+    for run_id, lane, test, gpu, ms in perf:
         times[(lane, test, gpu, run_id)].append(ms)
     series: dict[tuple[str, str], list[tuple[int, str, float]]] = defaultdict(list)
     for (lane, test, gpu, run_id), node_times in times.items():
@@ -310,41 +363,6 @@ def _combine(node_outcomes: list[str]) -> tuple[Outcome, bool]:
     return "skipped", False
 
 
-def _latest_failures(
-    connection: sqlite3.Connection, lanes: dict[str, LaneInfo], runs: tuple[RunInfo, ...]
-) -> dict[tuple[str, str], FailureRecord]:
-    run_dirs = {run.run_id: run.run_dir for run in runs}
-    files: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
-    failures: dict[tuple[str, str], FailureRecord] = {}
-    for info in lanes.values():
-        for lane, node, test, path in connection.execute(
-            "SELECT lane, node, test, path FROM artifact_files WHERE run_id = ? AND lane = ?"
-            " ORDER BY path",
-            (info.latest_run, info.lane),
-        ):
-            files[(info.latest_run, lane, node, test)].append(path)
-        for node, test, outcome, message, details, signature, kind, artifacts in connection.execute(
-            "SELECT node, test, outcome, message, details, signature, failure_kind,"
-            " artifacts FROM results WHERE run_id = ? AND lane = ?"
-            " AND outcome IN ('failed', 'error') ORDER BY node",
-            (info.latest_run, info.lane),
-        ):
-            if (info.lane, test) in failures:
-                continue
-            failures[(info.lane, test)] = FailureRecord(
-                node=node,
-                outcome=outcome,
-                message=message,
-                details=details,
-                signature=signature,
-                failure_kind=kind,
-                artifacts=artifacts,
-                artifact_files=tuple(files.get((info.latest_run, info.lane, node, test), ())),
-                run_dir=run_dirs[info.latest_run],
-            )
-    return failures
-
-
 def _verdict(
     lane: str,
     test: str,
@@ -367,7 +385,8 @@ def _verdict(
     regression_of = None
     if now.outcome == "failed":
         signature = failure.signature if failure else ""
-        known = ledger.match(info.vendor, signature, failure.text if failure else "", test)
+        text = failure.text if failure else ""
+        known = ledger.match(info.vendor, info.version, signature, text, test)
         regression_of = _regression_of(info, test, now.run_id, timelines)
     kind = _kind(now.outcome, known is not None, flaky, new_failure, fixed)
     return Verdict(
@@ -465,7 +484,3 @@ def _fix_checks(
             yield FixCheck(
                 issue, version, status, tuple(at_version), passed, len(failed), still_known
             )
-
-
-def _parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))

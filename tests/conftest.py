@@ -1,13 +1,15 @@
-"""Shared fixtures: the CPU lane's real environment (a venv from its wheelhouse)."""
+"""Shared fixtures: the CPU lane's real environment (a venv from its wheelhouse), history stores."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ci import environment
 from ci.lanes import Lane, LaneMatrix, load_matrix
+from tests.fixtures.postgres import throwaway_database
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -26,3 +28,13 @@ def cpu_lane(matrix: LaneMatrix) -> Lane:
 def cpu_lane_env(matrix: LaneMatrix, cpu_lane: Lane) -> environment.LaneEnvironment:
     """The real CPU lane venv (cached between runs under FLAGCI_CACHE)."""
     return environment.prepare(matrix, cpu_lane)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def history_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A history store that does not exist yet: a SQLite file, or an empty PostgreSQL database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "results" / "history.sqlite")
+        return
+    with throwaway_database() as url:
+        yield url

@@ -1,14 +1,16 @@
-"""``flagci history ingest|verdicts`` and ``flagci dashboard``: the run history and its pages."""
+"""``flagci history ...``, ``flagci dashboard``, ``flagci site``: the history and its pages."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from ci import dashboard, history
+from ci import dashboard, history, runfolder, site
+from ci.commands.lanes_cmd import matrix_from
+from ci.commands.output import add_json_option, print_json
 from ci.errors import UsageError
 from ci.ledger import load_ledger
-from ci.verdicts import evaluate
+from ci.verdicts import Verdict
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,8 +28,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _db_option(ingest)
     ingest.set_defaults(handler=_ingest)
 
+    backfill = sub.add_parser(
+        "backfill",
+        help="store every run folder under DOWNLOADS (any depth up to 4) the history lacks",
+    )
+    backfill.add_argument("downloads", type=Path, metavar="DOWNLOADS")
+    _db_option(backfill)
+    backfill.set_defaults(handler=_backfill)
+
+    runs = sub.add_parser("runs", help="the runs the history holds, oldest first")
+    _db_option(runs)
+    add_json_option(runs)
+    runs.set_defaults(handler=_runs)
+
     verdicts = sub.add_parser("verdicts", help="print the verdict of every (lane, test)")
     _db_option(verdicts)
+    add_json_option(verdicts)
     verdicts.add_argument("--ledger", type=Path, default=None, help="known-issue ledger")
     verdicts.add_argument("--failing", action="store_true", help="only tests failing now")
     verdicts.set_defaults(handler=_verdicts)
@@ -38,34 +54,116 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     board.add_argument("--ledger", type=Path, default=None, help="known-issue ledger")
     board.set_defaults(handler=_dashboard)
 
+    pages = subparsers.add_parser(
+        "site", help="lay out the site to publish: the dashboard and the recent runs' pages"
+    )
+    pages.add_argument("--results", type=Path, default=Path("results"), help="results root")
+    pages.add_argument("--dashboard", type=Path, default=dashboard.DEFAULT_OUT)
+    pages.add_argument("--out", type=Path, required=True, help="a new folder for the site")
+    pages.add_argument(
+        "--runs", type=int, default=site.RECENT_RUNS, help="how many recent runs' pages to keep"
+    )
+    pages.set_defaults(handler=_site)
+
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--db", type=Path, default=history.DEFAULT_DB, help="history database (SQLite file)"
+        "--db",
+        default=None,
+        help=f"history: a SQLite file or a postgresql:// URL (default: ${history.SETTING},"
+        f" else {history.DEFAULT_DB})",
     )
+
+
+def _store(args: argparse.Namespace) -> history.Store:
+    return history.Store(args.db or history.default_target())
 
 
 def _ingest(args: argparse.Namespace) -> int:
     run_dirs: list[Path] = list(args.run_dirs)
     if args.all is not None:
-        run_dirs += history.run_folders(args.all)
+        run_dirs += runfolder.run_folders(args.all)
     if args.all is None and not run_dirs:
         raise UsageError("history ingest: name at least one RUN_DIR, or --all RESULTS_DIR")
     if not run_dirs:
         print(f"no run folders under {args.all}")
         return 0
-    for result in history.ingest_runs(args.db, run_dirs):
+    for result in _store(args).ingest_many(run_dirs):
         state = "already stored" if result.already_present else "stored"
         lanes = ", ".join(result.lanes)
         print(f"{result.run_id}: {state}, {result.testcases} testcases, lanes {lanes}")
+        for note in result.notes:
+            print(f"  note: {note}")
     return 0
 
 
+def _backfill(args: argparse.Namespace) -> int:
+    stored, present = _store(args).backfill(runfolder.run_folders(args.downloads, depth=4))
+    for result in stored:
+        print(f"{result.run_id}: stored, {result.testcases} testcases")
+    print(f"{len(stored)} run(s) stored; {len(present)} already in the history")
+    return 0
+
+
+def _runs(args: argparse.Namespace) -> int:
+    runs = _store(args).observations().runs
+    if args.json:
+        rows = [
+            {
+                "run_id": r.run_id,
+                "started": r.started.isoformat(),
+                "kind": r.kind,
+                "status": r.status,
+                "run_dir": str(r.run_dir),
+            }
+            for r in runs
+        ]
+        print_json(rows)
+        return 0
+    for run in runs:
+        print(f"{run.run_id}  {run.started:%Y-%m-%d %H:%M}  {run.kind}  {run.status}")
+    return 0
+
+
+def _verdict_json(verdict: Verdict) -> dict[str, object]:
+    streak = verdict.failing_since
+    return {
+        "lane": verdict.lane,
+        "test": verdict.test,
+        "run_id": verdict.run_id,
+        "outcome": verdict.outcome,
+        "kind": verdict.kind.value,
+        "new_failure": verdict.new_failure,
+        "fixed": verdict.fixed,
+        "flaky": verdict.flaky,
+        "failing_since": None
+        if streak is None
+        else {"run_id": streak.since_run, "version": streak.since_version, "runs": streak.runs},
+        "first_failed_run": verdict.first_failed_run,
+        "regression_of": verdict.regression_of,
+        "known_issue": verdict.known_issue.id if verdict.known_issue else None,
+        "signature": verdict.failure.signature if verdict.failure else None,
+    }
+
+
 def _verdicts(args: argparse.Namespace) -> int:
-    state = evaluate(args.db, load_ledger(args.ledger))
-    for (lane, test), verdict in sorted(state.verdicts.items()):
-        if args.failing and verdict.outcome != "failed":
-            continue
+    state = _store(args).evaluate(load_ledger(args.ledger))
+    chosen = [
+        verdict
+        for _, verdict in sorted(state.verdicts.items())
+        if not args.failing or verdict.outcome == "failed"
+    ]
+    if args.json:
+        document = {
+            "verdicts": [_verdict_json(v) for v in chosen],
+            "fix_checks": [
+                {"issue": c.issue.id, "version": c.version, "status": c.status.value}
+                for c in state.fix_checks
+            ],
+        }
+        print_json(document)
+        return 0
+    for verdict in chosen:
         notes = []
         if verdict.failing_since:
             streak = verdict.failing_since
@@ -74,13 +172,24 @@ def _verdicts(args: argparse.Namespace) -> int:
             notes.append(f"FlagTree regression (baseline {verdict.regression_of} passes)")
         if verdict.known_issue:
             notes.append(f"known: {verdict.known_issue.id} {verdict.known_issue.upstream}")
-        print(f"{lane}  {test}  {verdict.kind.value}" + ("  " + "; ".join(notes) if notes else ""))
+        print(
+            f"{verdict.lane}  {verdict.test}  {verdict.kind.value}"
+            + ("  " + "; ".join(notes) if notes else "")
+        )
     for check in state.fix_checks:
         print(f"{check.issue.id} fixed in {check.version}: {check.status.value}")
     return 0
 
 
+def _site(args: argparse.Namespace) -> int:
+    laid = site.lay_out(args.results, args.dashboard, args.out, runs=args.runs)
+    print(f"site: {laid.root}, {len(laid.runs)} run(s), {laid.bytes / 1e6:.1f} MB")
+    return 0
+
+
 def _dashboard(args: argparse.Namespace) -> int:
-    index = dashboard.build(args.db, args.out, ledger=load_ledger(args.ledger))
+    index = dashboard.build(
+        _store(args), args.out, ledger=load_ledger(args.ledger), matrix=matrix_from(args)
+    )
     print(f"dashboard: {index}")
     return 0

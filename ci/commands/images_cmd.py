@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ci import baseimage, images
 from ci.commands.lanes_cmd import matrix_from
+from ci.commands.output import add_json_option, print_json
 from ci.engine import connect
 from ci.environment import cache_root
 from ci.errors import UsageError
@@ -31,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     listing = sub.add_parser("list", help="local lane images, newest first")
     listing.add_argument("lanes", nargs="*", metavar="LANE", help="default: every lane")
+    add_json_option(listing)
     listing.set_defaults(handler=_list)
 
     inspect = sub.add_parser(
@@ -40,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     inspect.add_argument(
         "--image", help="the image to inspect (default: the lane's newest local image)"
     )
+    add_json_option(inspect)
     inspect.set_defaults(handler=_inspect)
 
     save = sub.add_parser("save", help="docker-save each lane's current image into a folder")
@@ -88,6 +91,10 @@ def _list(args: argparse.Namespace) -> int:
                 compiler = info.labels.get("org.flagci.compiler", "")
                 size = f"{info.size / 1e9:.2f} GB"
                 rows.append((ref, lane_name, compiler, size, info.created[:19], state))
+    if args.json:
+        keys = ("image", "lane", "compiler", "size", "created", "state")
+        print_json([dict(zip(keys, row, strict=True)) for row in rows])
+        return 0
     for row in rows:
         print("  ".join(row))
     if not rows:
@@ -101,6 +108,7 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.image and len(lanes) != 1:
         raise UsageError("--image inspects one image: name exactly one lane")
     drifted = False
+    report: list[dict[str, object]] = []
     with connect() as engine:
         for lane in lanes:
             ref = args.image
@@ -114,6 +122,10 @@ def _inspect(args: argparse.Namespace) -> int:
                 raise UsageError(f"no image {ref}")
             current = images.recipe_for(lane).content_hash
             differences = images.drift(lane, info.labels, current)
+            report.append({"lane": lane.name, "image": ref, "drift": list(differences)})
+            if args.json:
+                drifted = drifted or bool(differences)
+                continue
             if not differences:
                 print(f"{lane.name}: {ref} agrees with {matrix.source}")
                 continue
@@ -121,6 +133,8 @@ def _inspect(args: argparse.Namespace) -> int:
             print(f"{lane.name}: {ref} drifted from {matrix.source}:")
             for difference in differences:
                 print(f"  {difference}")
+    if args.json:
+        print_json(report)
     return 1 if drifted else 0
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ci import atomic
+from ci.commands.output import add_json_option, print_json
 from ci.lanes import LaneMatrix, load_matrix
 
 
@@ -18,6 +19,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lanes = subparsers.add_parser("lanes", help="show the lane matrix")
     sub = lanes.add_subparsers(dest="lanes_command", required=True, metavar="ACTION")
     listing = sub.add_parser("list", help="one line per lane")
+    add_json_option(listing)
     listing.set_defaults(handler=_list)
     show = sub.add_parser("show", help="a lane's full definition as JSON")
     show.add_argument("lane")
@@ -31,6 +33,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _list(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
+    if args.json:
+        print_json(
+            [
+                {
+                    "lane": name,
+                    "vendor": lane.vendor,
+                    "python": lane.python,
+                    "compiler": lane.compiler.model_dump(),
+                    "targets": [t.label for t in lane.targets],
+                    "default": name == matrix.default_lane,
+                }
+                for name, lane in matrix.lanes.items()
+            ]
+        )
+        return 0
     width = max(len(name) for name in matrix.lanes)
     for name, lane in matrix.lanes.items():
         targets = ",".join(t.label for t in lane.targets)

@@ -6,6 +6,7 @@ import argparse
 
 from ci import inventory, nodehealth, nodes
 from ci.commands.lanes_cmd import matrix_from
+from ci.commands.output import add_json_option, print_json
 from ci.errors import InfrastructureError
 
 
@@ -21,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a path, or a name under playbooks/inventories/ (default: lab)",
     )
     check.add_argument("--limit", help="an Ansible host pattern (group, host)")
+    add_json_option(check)
     check.set_defaults(handler=_check)
 
 
@@ -29,7 +31,22 @@ def _check(args: argparse.Namespace) -> int:
     path = inventory.inventory_path(args.inventory)
     found = inventory.load(path, args.limit)
     checks = nodes.check(matrix, found, nodehealth.load_rules())
-    print(nodes.table(checks))
+    if args.json:
+        print_json(
+            [
+                {
+                    "node": c.node.name,
+                    "address": c.node.address,
+                    "port": c.node.port,
+                    "reachable": c.verdict is not None,
+                    "error": c.error,
+                    **(c.verdict.as_dict() if c.verdict else {"healthy": False}),
+                }
+                for c in checks
+            ]
+        )
+    else:
+        print(nodes.table(checks))
     bad = [c.node.name for c in checks if not c.healthy]
     if bad:
         names = ", ".join(bad)

@@ -5,10 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci import dashboard, executors, history, inventory, remoterun, report, reporter, runrecord
+from ci import (
+    dashboard,
+    executors,
+    history,
+    inventory,
+    nightly,
+    remoterun,
+    report,
+    reporter,
+    runrecord,
+)
 from ci.commands.lanes_cmd import matrix_from
-from ci.errors import InfrastructureError, TestsFailedError, UsageError
+from ci.errors import InfrastructureError, UsageError
 from ci.lanes import LaneMatrix
+from ci.ledger import load_ledger
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,8 +35,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--results", default="results", help="results root (default: results)")
     run.add_argument(
         "--history",
-        help="history database the run is added to (default: RESULTS/history.sqlite); "
-        "the dashboard is rebuilt next to it",
+        help="history the run is added to: a SQLite file or a postgresql:// URL (default:"
+        f" ${history.SETTING}, else RESULTS/history.sqlite); the dashboard is rebuilt next to"
+        " the SQLite file, or under RESULTS/dashboard",
     )
     run.add_argument("--no-history", action="store_true", help="do not record the run")
     run.add_argument(
@@ -75,29 +87,36 @@ def _run(args: argparse.Namespace) -> int:
     executor = executor_from(args, matrix)
     request = executors.SuiteRequest(workers=args.workers, pytest_args=tuple(extra))
     result = executors.run_lanes(executor, matrix, lanes, request, Path(args.results))
-    return after_run(args, result)
+    return after_run(args, result, matrix)
 
 
-def after_run(args: argparse.Namespace, result: runrecord.RunResult) -> int:
-    """After a run: the summary, the history and dashboard, the exit status."""
+def after_run(args: argparse.Namespace, result: runrecord.RunResult, matrix: LaneMatrix) -> int:
+    """After a run: the summary, the history and dashboard, the verdicts and exit status."""
     out = reporter.current()
     out.line("\n" + report.summary_table(result.results))
     out.line(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
-    record_history(args, result)
+    store, board = record_history(args, result, matrix)
+    # Verdicts, summary.md and the exit code: known failures are expected (ci/nightly.py).
+    verdict_error = nightly.after_run(
+        result.run_dir, store=store, ledger=load_ledger(), dashboard=board
+    )
     if result.status == "error":
         raise InfrastructureError(f"run {result.run_dir.name}: some lanes could not run")
-    if result.status == "failed":
-        raise TestsFailedError(
-            f"run {result.run_dir.name}: {len(result.failed)} testcase(s) failed"
-        )
+    if verdict_error is not None:
+        raise verdict_error
     return 0
 
 
-def record_history(args: argparse.Namespace, result: runrecord.RunResult) -> None:
-    """Add the run to the history (unless ``--no-history``) and rebuild the dashboard."""
+def record_history(
+    args: argparse.Namespace, result: runrecord.RunResult, matrix: LaneMatrix | None = None
+) -> tuple[history.Store | None, Path | None]:
+    """Add the run to the history (unless ``--no-history``) and rebuild the dashboard; return
+    the store and the dashboard folder (None, None without history)."""
     if args.no_history:
-        return
-    db = Path(args.history) if args.history else Path(args.results) / "history.sqlite"
-    history.ingest_run(db, result.run_dir)
-    page = dashboard.build(db, db.parent / "dashboard")
-    reporter.current().line(f"history: {db}; dashboard: {page}")
+        return None, None
+    store = history.Store(args.history or history.default_target(Path(args.results)))
+    store.ingest(result.run_dir)
+    board = (store.folder or Path(args.results)) / "dashboard"
+    page = dashboard.build(store, board, matrix=matrix)
+    reporter.current().line(f"history: {store.name}; dashboard: {page}")
+    return store, board

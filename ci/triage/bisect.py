@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci import executors, junit, runrecord
+from ci import executors, runfolder, runrecord
 from ci.errors import UsageError
 from ci.lanes import LaneMatrix
 from ci.smoke import taxonomy
@@ -117,13 +117,11 @@ class CaseId:
         """pytest arguments selecting it (its function: parameters are matched in JUnit)."""
         return ("-k", self.name.partition("[")[0])
 
-    def names(self, case: junit.CaseResult) -> bool:
-        module = case.classname.rpartition(".")[2]
-        if self.module and module != self.module:
+    def names(self, case: runfolder.CaseResult) -> bool:
+        module, _, name = case.test.rpartition("::")
+        if self.module and module.rpartition(".")[2] != self.module:
             return False
-        return case.name == self.name or (
-            "[" not in self.name and case.name.startswith(f"{self.name}[")
-        )
+        return name == self.name or ("[" not in self.name and name.startswith(f"{self.name}["))
 
 
 def lane_result(result: runrecord.RunResult, lane: str, test: CaseId) -> LaneResult:

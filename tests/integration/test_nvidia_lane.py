@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ci import junit
 from ci.lanes import LaneMatrix
+from tests.fixtures.junit_cases import smoke_cases
 from tests.smoke_runner import run_smoke
 
 pytestmark = [pytest.mark.integration, pytest.mark.gpu]
@@ -51,7 +51,7 @@ def test_every_config_compiles_launches_and_matches(
         env={"PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    cases = junit.cases(junit.read(tmp_path / "res" / "junit.xml"))
+    cases = smoke_cases(tmp_path / "res" / "junit.xml")
     by_kind: dict[str, set[str]] = {}
     for case in cases:
         assert case.outcome in ("passed", "skipped"), case
@@ -81,7 +81,7 @@ def test_perf_figures_are_junit_properties(
         env={"PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    cases = junit.cases(junit.read(tmp_path / "res" / "junit.xml"))
+    cases = smoke_cases(tmp_path / "res" / "junit.xml")
     assert len(cases) >= 8
     for case in cases:
         props = case.properties

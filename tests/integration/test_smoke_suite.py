@@ -12,17 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from ci import environment, junit, process
+from ci import environment, process
 from ci.errors import EnvironmentSetupError
 from ci.lanes import Lane, LaneMatrix
+from tests.fixtures.junit_cases import SmokeCase, smoke_cases
 from tests.smoke_runner import run_smoke
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
 
-def results_of(folder: Path) -> dict[str, junit.CaseResult]:
-    return {c.test_id: c for c in junit.cases(junit.read(folder / "junit.xml"))}
+def results_of(folder: Path) -> dict[str, SmokeCase]:
+    return {c.test_id: c for c in smoke_cases(folder / "junit.xml")}
 
 
 def test_broken_mask_turns_numerics_red(

@@ -11,7 +11,12 @@ import pytest
 
 from ci.dashboard import build, failure_page
 from ci.errors import HistoryError
+from ci.history import ingest_run
 from tests.fixtures.dashboard_history import ATTENTION, GDN, HOSTILE_TEST, REPRO, build_history
+from tests.fixtures.history_runs import Case, run_id, write_run
+
+FT = "iluvatar-flagtree-0.6.0"
+KL = "kunlun-flagtree-0.6.1"
 
 
 @pytest.fixture
@@ -66,7 +71,7 @@ def test_test_names_and_messages_are_escaped_everywhere(site: Path) -> None:
 
 def test_the_overview_shows_grids_known_issues_and_fix_checks(site: Path) -> None:
     index = _text(site / "index.html")
-    assert "Latest run: 20261104T020000Z-nightly" in index
+    assert "Each lane's latest result" in index
     assert "iluvatar: lanes by version" in index and "kunlun: lanes by version" in index
     assert "flagtree 0.6.0+iluvatar3.6" in index and "triton 3.2.0+corex.4.5.0" in index
     assert "FlagTree regression" in index
@@ -118,3 +123,24 @@ def test_stale_failure_pages_are_removed(tmp_path: Path, site: Path) -> None:
 def test_no_history_database_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(HistoryError, match="no history database"):
         build(tmp_path / "missing.sqlite", tmp_path / "out")
+
+
+def test_the_overview_shows_every_lanes_latest_run_failures_grouped_passes_folded(
+    tmp_path: Path,
+) -> None:
+    """One nightly per vendor: each lane's latest result is its own run's."""
+    results = tmp_path / "results"
+    shared = "out of resources: shared memory, Required: 262144, Hardware limit: 166912"
+    iluvatar = [Case(FT, f"s::attn{i}", "failed", shared) for i in range(5)]
+    iluvatar += [Case(FT, "s::ok"), Case(FT, "s::other", "failed", "RuntimeError: boom")]
+    db = results / "history.sqlite"
+    ingest_run(db, write_run(results, 0, iluvatar))
+    ingest_run(db, write_run(results, 1, [Case(KL, "s::ok"), Case(KL, "s::attn0")]))
+    index = _text(build(db, results / "dashboard"))
+    assert run_id(0) in index and run_id(1) in index  # both lanes, each from its own run
+    assert "5 tests, one signature: <code>unclassified|out of resources: shared memory" in index
+    assert "1 test, one signature: <code>unclassified|RuntimeError: boom</code>" in index
+    assert index.index("5 tests, one signature") < index.index("1 test, one signature")
+    folded = index[index.index("<details>") : index.index("</details>")]
+    assert "s::ok" in folded and "s::attn" not in folded
+    assert "Passing or skipped in every lane: 1 test<" in folded

@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 from ci.dashboard import build
-from ci.history import ingest_run
+from ci.history import Store, ingest_run
 from ci.ledger import load_ledger
-from ci.verdicts import Kind, evaluate
+from ci.verdicts import Kind
 
 REAL_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "20261130T160656Z-local"
 LANE = "cpu-triton-3.6.0"
@@ -45,7 +45,7 @@ def test_a_real_run_and_a_generated_successor(tmp_path: Path) -> None:
 
     first = ingest_run(db, real)
     assert (first.testcases, first.lanes) == (43, (LANE,))
-    history = evaluate(db, load_ledger())
+    history = Store(db).evaluate(load_ledger())
     assert {v.kind for v in history.verdicts.values()} == {Kind.PASSED}
 
     failing = next(
@@ -54,7 +54,7 @@ def test_a_real_run_and_a_generated_successor(tmp_path: Path) -> None:
         if test.startswith("test_gdn_post_conv::") and "[sm_80-" in test
     )
     ingest_run(db, _next_run(results, failing))
-    history = evaluate(db, load_ledger())
+    history = Store(db).evaluate(load_ledger())
     verdict = history.verdicts[(LANE, failing)]
     assert verdict.kind is Kind.NEW_FAILURE and verdict.known_issue is None
     assert sum(v.outcome == "failed" for v in history.verdicts.values()) == 1

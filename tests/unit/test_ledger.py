@@ -13,6 +13,7 @@ from ci.smoke.signatures import signature_of
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 # The failure texts as the two user reports quote them.
+VERSIONS = {"iluvatar": "0.6.0+iluvatar3.6", "kunlun": "0.6.1+xpu3.6"}
 REPORTED = {
     "iluvatar-cuda-target": (
         "iluvatar",
@@ -35,7 +36,7 @@ REPORTED = {
 @pytest.mark.parametrize("issue_id", sorted(REPORTED))
 def test_the_seeded_issues_match_the_reported_failures(issue_id: str) -> None:
     vendor, text = REPORTED[issue_id]
-    match = load_ledger().match(vendor, "", text)
+    match = load_ledger().match(vendor, VERSIONS[vendor], "", text)
     assert match is not None and match.id == issue_id
     assert match.upstream.startswith("https://github.com/flagos-ai/FlagTree/issues/")
 
@@ -48,7 +49,15 @@ def test_the_kunlun_issue_records_both_claimed_fixes() -> None:
 
 def test_an_unrelated_failure_is_not_known() -> None:
     text = "out of resources: shared memory, Required: 262144, Hardware limit: 166912"
-    assert load_ledger().match("kunlun", "", text) is None
+    assert load_ledger().match("kunlun", VERSIONS["kunlun"], "", text) is None
+
+
+def test_an_issue_is_known_at_affected_and_claimed_fix_versions_only() -> None:
+    text = "OutOfResources: out of resource: uni_sram"
+    ledger = load_ledger()
+    for version in ("0.6.1+xpu3.6", "0.6.1a1+xpu3.6", "0.7.0rc2+xpu3.6"):
+        assert ledger.match("kunlun", version, "", text) is not None, version
+    assert ledger.match("kunlun", "0.8.0+xpu3.6", "", text) is None
 
 
 @pytest.mark.parametrize(
@@ -81,9 +90,11 @@ def test_duplicate_issue_ids_are_refused(tmp_path: Path) -> None:
 def test_a_catch_all_message_from_another_kernel_is_another_bug() -> None:
     _, text = REPORTED["kunlun-gdn-uni-sram"]
     ledger = load_ledger()
-    gdn = ledger.match("kunlun", "", text, "test_gdn_post_conv.py::test_compile[qwen3-s2]")
+    version = "0.6.1+xpu3.6"
+    gdn = ledger.match("kunlun", version, "", text, "test_gdn_post_conv.py::test_compile[qwen3-s2]")
     assert gdn is not None and gdn.id == "kunlun-gdn-uni-sram"
-    assert ledger.match("kunlun", "", text, "test_unified_attention.py::test_compile[x]") is None
+    other = "test_unified_attention.py::test_compile[x]"
+    assert ledger.match("kunlun", version, "", text, other) is None
 
 
 def test_the_listed_gdn_signature_is_the_one_the_report_gets() -> None:
@@ -91,5 +102,5 @@ def test_the_listed_gdn_signature_is_the_one_the_report_gets() -> None:
     # is found by signature whatever test id the failing test has.
     report = FIXTURES / "failures" / "kunlun-uni-sram.txt"
     key = signature_of("", report.read_text(encoding="utf-8"), None).key
-    issue = load_ledger().match("kunlun", key, "", "test_some_other_kernel")
+    issue = load_ledger().match("kunlun", "0.6.1+xpu3.6", key, "", "test_some_other_kernel")
     assert issue is not None and issue.id == "kunlun-gdn-uni-sram"

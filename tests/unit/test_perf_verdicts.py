@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from ci.dashboard import build
-from ci.errors import ReportError
-from ci.history import ingest_run
+from ci.history import Store, ingest_run
 from ci.ledger import load_ledger
-from ci.verdicts import PERF_MIN_RUNS, PERF_WINDOW, Kind, Verdict, evaluate
+from ci.verdicts import PERF_MIN_RUNS, PERF_WINDOW, Kind, Verdict
 from tests.fixtures.history_runs import Case, write_run
 
 LANE = "nvidia-triton-3.6.0"
@@ -40,7 +39,7 @@ def verdict_after(tmp_path: Path, cases: Sequence[Case]) -> Verdict:
     db = tmp_path / "results" / "history.sqlite"
     for index, case in enumerate(cases):
         ingest_run(db, write_run(tmp_path / "results", index, [case]))
-    return evaluate(db, load_ledger()).verdicts[(LANE, TEST)]
+    return Store(db).evaluate(load_ledger()).verdicts[(LANE, TEST)]
 
 
 def test_slower_than_a_quiet_history_is_flagged(tmp_path: Path) -> None:
@@ -108,11 +107,16 @@ def test_a_failing_perf_test_stays_a_failure(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf", "-1.5", "0", "fast"])
-def test_a_perf_time_that_is_not_a_time_is_refused(tmp_path: Path, bad: str) -> None:
+def test_a_perf_time_that_is_not_a_time_is_stored_as_no_time_with_a_note(
+    tmp_path: Path, bad: str
+) -> None:
     case = Case(LANE, TEST, "passed", "", {"gpu": H200, "perf_ms": bad})
     folder = write_run(tmp_path / "results", 0, [case])
-    with pytest.raises(ReportError, match=r"merged\.xml.*perf_ms"):
-        ingest_run(tmp_path / "results" / "history.sqlite", folder)
+    db = tmp_path / "results" / "history.sqlite"
+    result = ingest_run(db, folder)
+    assert result.testcases == 1
+    assert len(result.notes) == 1 and "'perf_ms'" in result.notes[0], result.notes
+    assert Store(db).observations().perf == ()
 
 
 def test_the_dashboard_shows_a_slower_test(tmp_path: Path) -> None:
@@ -136,9 +140,9 @@ def test_the_committed_h200_sample_is_a_run_with_its_figures(tmp_path: Path) -> 
     db = tmp_path / "results" / "history.sqlite"
     assert ingest_run(db, run).testcases == 133
     with sqlite3.connect(db) as connection:
-        rows = connection.execute("SELECT gpu, ms, ratio_to_torch FROM perf").fetchall()
+        rows = connection.execute("SELECT gpu, perf_ms, ratio_to_torch FROM perf").fetchall()
     assert len(rows) == 44
     assert {gpu for gpu, _, _ in rows} == {H200}
     assert all(ms > 0 and ratio > 0 for _, ms, ratio in rows)
-    verdicts = evaluate(db, load_ledger()).verdicts
+    verdicts = Store(db).evaluate(load_ledger()).verdicts
     assert {v.kind for v in verdicts.values()} <= {Kind.PASSED, Kind.SKIPPED}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import junit, report, reporter, runrecord
+from ci import junit, report, reporter, runfolder, runrecord
 from ci.errors import ReportError
 from ci.lanes import load_matrix
 
@@ -50,11 +50,13 @@ def part(tmp_path: Path, node: str, text: str | None) -> runrecord.Part:
 def test_merge_keeps_everything_and_makes_artifacts_run_relative(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
     assert result.status == "failed"
-    merged = junit.cases(junit.read(tmp_path / "merged.xml"))
+    merged = runfolder.read_cases(tmp_path / "merged.xml", ["cpu-triton-3.6.0"])
     assert [c.outcome for c in merged] == ["failed", "passed"]
+    assert merged == result.results
     failing = merged[0]
+    assert failing.test == "test_backends::test_inductor_target"
     assert "0 compatible backends for target (cuda)" in failing.message
-    assert failing.properties["artifacts"] == (
+    assert failing.artifacts == (
         "lanes/n1__cpu-triton-3.6.0/artifacts/test_backends__test_inductor_target"
     )
     record = json.loads((tmp_path / "run.json").read_text())
@@ -65,7 +67,7 @@ def test_merge_keeps_everything_and_makes_artifacts_run_relative(tmp_path: Path)
 def test_missing_and_hostile_junit_become_infrastructure_errors(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "dead", None), part(tmp_path, "evil", BOMB)])
     assert result.status == "error"
-    kinds = {(c.node, c.properties["failure_kind"]) for c in result.results}
+    kinds = {(c.node, c.failure_kind) for c in result.results}
     assert kinds == {("dead", "infrastructure"), ("evil", "infrastructure")}
     evil = next(c for c in result.results if c.node == "evil")
     assert "refused" in evil.message and "junit.xml" in evil.message
@@ -94,7 +96,7 @@ def test_html_escapes_what_came_from_tests(tmp_path: Path) -> None:
     assert "<script>alert(1)</script>" not in page
     assert "test_&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert (
-        "href='lanes/n1__cpu-triton-3.6.0/artifacts/test_backends__test_inductor_target/'" in page
+        'href="lanes/n1__cpu-triton-3.6.0/artifacts/test_backends__test_inductor_target/"' in page
     )
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ci.history import ingest_run
+from ci.history import Store, ingest_run
 from ci.ledger import load_ledger
-from ci.verdicts import FixStatus, History, Kind, evaluate
+from ci.verdicts import FixStatus, History, Kind
 from tests.fixtures.history_runs import LANES, Case, LaneSpec, pytest_junit, run_id, write_run
 
 CPU = "cpu-triton-3.6.0"
@@ -32,7 +32,7 @@ def feed(tmp_path: Path, runs: Sequence[Sequence[Case]], **kw: object) -> Histor
     db = tmp_path / "results" / "history.sqlite"
     for index, cases in enumerate(runs):
         ingest_run(db, write_run(tmp_path / "results", index, cases, **kw))  # type: ignore[arg-type]
-    return evaluate(db, load_ledger())
+    return Store(db).evaluate(load_ledger())
 
 
 def outcomes(
@@ -120,7 +120,7 @@ def test_not_flaky_when_the_pins_changed_between_the_outcomes(tmp_path: Path) ->
         lanes = {CPU: LaneSpec("cpu", "triton", "3.6.0", pins={"numpy": pin})}
         cases = [Case(CPU, "s::t", outcome, SHARED if outcome == "failed" else "")]
         ingest_run(db, write_run(tmp_path / "results", index, cases, lanes=lanes))
-    verdict = evaluate(db, load_ledger()).verdicts[(CPU, "s::t")]
+    verdict = Store(db).evaluate(load_ledger()).verdicts[(CPU, "s::t")]
     assert not verdict.flaky and verdict.kind is Kind.NEW_FAILURE
 
 
@@ -142,7 +142,7 @@ def test_no_flagtree_regression_when_the_baseline_did_not_run_in_that_run(tmp_pa
     ingest_run(db, write_run(tmp_path / "results", 0, [Case(FT, "s::t"), Case(BASE, "s::t")]))
     alone = [Case(FT, "s::t", "failed", "RuntimeError: x")]
     ingest_run(db, write_run(tmp_path / "results", 1, alone, lanes={FT: LANES[FT]}))
-    verdict = evaluate(db, load_ledger()).verdicts[(FT, "s::t")]
+    verdict = Store(db).evaluate(load_ledger()).verdicts[(FT, "s::t")]
     assert verdict.new_failure and verdict.regression_of is None
 
 
@@ -179,7 +179,7 @@ def test_a_listed_signature_makes_a_failure_known_without_the_text(tmp_path: Pat
     db = tmp_path / "results" / "history.sqlite"
     case = Case(CPU, "s::t", "failed", "mangled text", {"signature": "pass_failure:MMAReduce"})
     ingest_run(db, write_run(tmp_path / "results", 0, [case]))
-    assert evaluate(db, load_ledger(ledger_file)).verdicts[(CPU, "s::t")].kind is Kind.KNOWN
+    assert Store(db).evaluate(load_ledger(ledger_file)).verdicts[(CPU, "s::t")].kind is Kind.KNOWN
 
 
 def _kunlun(outcome_at: dict[str, str]) -> list[Case]:
@@ -227,7 +227,7 @@ def test_runs_are_ordered_by_start_time_not_by_ingest_order(tmp_path: Path) -> N
     earlier = write_run(tmp_path / "results", 0, [Case(CPU, "s::t")])
     ingest_run(db, later)
     ingest_run(db, earlier)
-    verdict = evaluate(db, load_ledger()).verdicts[(CPU, "s::t")]
+    verdict = Store(db).evaluate(load_ledger()).verdicts[(CPU, "s::t")]
     assert verdict.run_id == run_id(1) and verdict.kind is Kind.NEW_FAILURE
 
 
@@ -242,7 +242,7 @@ def test_a_sequence_of_real_pytest_runs(tmp_path: Path) -> None:
         ]
         xml = pytest_junit(tmp_path / f"work{index}", cases)
         ingest_run(db, write_run(tmp_path / "results", index, cases, junit=xml))
-    verdicts = evaluate(db, load_ledger()).verdicts
+    verdicts = Store(db).evaluate(load_ledger()).verdicts
     attention = verdicts[(CPU, "test_smoke_standin::test_case[attention[sm_80]]")]
     gdn = verdicts[(CPU, "test_smoke_standin::test_case[gdn[sm_80]]")]
     assert attention.kind is Kind.FIXED

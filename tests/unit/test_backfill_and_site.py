@@ -1,0 +1,82 @@
+"""Back-fill from downloaded CI artifacts (a night the history lacks is stored, the others
+are not read again) and the bounded site."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci import dashboard, site
+from ci.cli import main
+from ci.errors import UsageError
+from ci.history import Store
+from tests.fixtures.history_runs import Case, run_id, write_run
+
+LANE = "cpu-triton-3.6.0"
+
+
+def _downloads(root: Path, nights: int) -> Path:
+    """What `gh run download` leaves: downloads/<ci-run>/results-<vendor>-<ci-run>/<run>/."""
+    for index in range(nights):
+        artifact = root / "downloads" / str(9000 + index) / f"results-cpu-{9000 + index}"
+        folder = write_run(artifact, index, [Case(LANE, "s::t"), Case(LANE, "s::u")])
+        reproducer = folder / "lanes" / "n1" / "artifacts" / "t"
+        reproducer.mkdir(parents=True)
+        (reproducer / "kernel.ttgir").write_bytes(b"x" * 200_000)
+        (folder / "index.html").write_text("<html>run</html>")
+        (folder / "summary.md").write_text("## run")
+    return root / "downloads"
+
+
+def test_backfill_stores_only_the_night_the_history_lacks(
+    tmp_path: Path, history_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    downloads = _downloads(tmp_path, 4)
+    store = Store(history_db)
+    for index in (0, 1, 3):  # the dashboard run of night 2 was cancelled
+        store.ingest(next(downloads.glob(f"*/*/{run_id(index)}")))
+    # The stored nights' JUnit is never read again: break it to prove it.
+    for index in (0, 1, 3):
+        next(downloads.glob(f"*/*/{run_id(index)}/merged.xml")).write_text("<broken")
+
+    assert main(["history", "backfill", str(downloads), "--db", history_db]) == 0
+    out = capsys.readouterr().out
+    assert f"{run_id(2)}: stored, 2 testcases" in out
+    assert "1 run(s) stored; 3 already in the history" in out
+    assert sorted(store.run_ids()) == [run_id(i) for i in range(4)]
+    assert main(["history", "backfill", str(downloads), "--db", history_db]) == 0
+    assert "0 run(s) stored; 4 already in the history" in capsys.readouterr().out
+
+
+def test_the_site_is_the_dashboard_and_the_recent_runs_pages(tmp_path: Path) -> None:
+    downloads = _downloads(tmp_path, 12)
+    store = Store(tmp_path / "history.sqlite")
+    store.ingest_many(sorted(downloads.glob("*/*/*-nightly")))
+    board = tmp_path / "dashboard"
+    dashboard.build(store, board)
+
+    laid = site.lay_out(downloads, board, tmp_path / "site", runs=5)
+
+    assert laid.runs == tuple(run_id(i) for i in range(7, 12))
+    run_dirs = sorted(p.name for p in laid.root.iterdir() if p.is_dir() and p.name != "dashboard")
+    assert run_dirs == list(laid.runs)
+    files = {p.relative_to(laid.root).as_posix() for p in laid.root.rglob("*") if p.is_file()}
+    assert not any(f.endswith((".ttgir", ".xml", ".sqlite")) for f in files)
+    assert {f"{run_id(11)}/{name}" for name in site.RUN_PAGES} <= files
+    dashboard_bytes = sum(p.stat().st_size for p in board.rglob("*") if p.is_file())
+    run_bytes = sum(
+        (downloads.glob(f"*/*/{r}").__next__() / name).stat().st_size
+        for r in laid.runs
+        for name in site.RUN_PAGES
+    )
+    index = len(site.REDIRECT)
+    assert laid.bytes == dashboard_bytes + run_bytes + index  # nothing else, however many runs
+    assert json.loads((laid.root / run_id(11) / "run.json").read_text())["run_id"] == run_id(11)
+
+
+def test_the_site_goes_into_a_new_folder(tmp_path: Path) -> None:
+    (tmp_path / "site").mkdir()
+    with pytest.raises(UsageError, match="already exists"):
+        site.lay_out(tmp_path, tmp_path, tmp_path / "site")
