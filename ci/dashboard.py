@@ -44,6 +44,7 @@ _KIND_LABEL = {
     Kind.FLAKY: "flaky",
     Kind.NEW_FAILURE: "NEW",
     Kind.FAILING: "fail",
+    Kind.LANE_PROBLEM: "lane",
     Kind.SLOWER: "SLOW",
     Kind.FIXED: "fixed",
     Kind.PASSED: "pass",

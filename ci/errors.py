@@ -97,3 +97,10 @@ class SlowerError(TestsFailedError):
     """A perf test got slower than its history's own noise (SLOW)."""
 
     exit_code = 14
+
+
+class LaneProblemError(TestsFailedError):
+    """A lane failed for reasons that are not its compiler's: the harness, or a tool the node
+    lacks (failure kinds harness_error, toolchain)."""
+
+    exit_code = 15

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ci.errors import (
     FixNotVerifiedError,
+    LaneProblemError,
     NewFailureError,
     RegressionError,
     SlowerError,
@@ -42,8 +43,17 @@ class RunVerdicts:
 
     @property
     def unknown(self) -> tuple[Verdict, ...]:
-        """Failing, and the ledger does not know why."""
-        return self._where(lambda v: v.outcome == "failed" and v.known_issue is None)
+        """Failing because of the compiler, and the ledger does not know why."""
+        return self._where(
+            lambda v: (
+                v.outcome == "failed" and v.known_issue is None and v.kind is not Kind.LANE_PROBLEM
+            )
+        )
+
+    @property
+    def lane_problems(self) -> tuple[Verdict, ...]:
+        """Failing, but not because of the compiler (our harness, the node's toolchain)."""
+        return self._where(lambda v: v.kind is Kind.LANE_PROBLEM)
 
     @property
     def new(self) -> tuple[Verdict, ...]:
@@ -100,4 +110,9 @@ def exit_error(run: RunVerdicts) -> TestsFailedError | None:
         return FixNotVerifiedError(f"run {run.run_id}: claimed fix not verified: {names}")
     if run.slower:
         return SlowerError(f"run {run.run_id}: {len(run.slower)} perf test(s) SLOW")
+    if run.lane_problems:
+        return LaneProblemError(
+            f"run {run.run_id}: {len(run.lane_problems)} failure(s) of the harness or the"
+            " node's toolchain, not of a compiler"
+        )
     return None

@@ -39,6 +39,7 @@ from statistics import median
 from typing import Literal
 
 from ci.ledger import KnownIssue, Ledger
+from ci.smoke import taxonomy
 
 FLAKY_WINDOW = 20
 PERF_WINDOW = 10
@@ -54,6 +55,9 @@ class Kind(StrEnum):
     FLAKY = "flaky"
     NEW_FAILURE = "new failure"
     FAILING = "failing"
+    # Failed, but not because of the compiler: our harness, or the node's toolchain
+    # (ci.smoke.taxonomy.NOT_THE_COMPILER). Never a new failure or a FlagTree regression.
+    LANE_PROBLEM = "lane problem"
     SLOWER = "slower"
     FIXED = "fixed"
     PASSED = "passed"
@@ -383,12 +387,23 @@ def _verdict(
     first_failed = next((o.run_id for o in ran if o.outcome == "failed"), None)
     known = None
     regression_of = None
-    if now.outcome == "failed":
+    not_the_compiler = (
+        now.outcome == "failed"
+        and failure is not None
+        and failure.failure_kind in taxonomy.NOT_THE_COMPILER
+    )
+    if not_the_compiler:
+        new_failure = False
+    elif now.outcome == "failed":
         signature = failure.signature if failure else ""
         text = failure.text if failure else ""
         known = ledger.match(info.vendor, info.version, signature, text, test)
         regression_of = _regression_of(info, test, now.run_id, timelines)
-    kind = _kind(now.outcome, known is not None, flaky, new_failure, fixed)
+    kind = (
+        Kind.LANE_PROBLEM
+        if not_the_compiler
+        else _kind(now.outcome, known is not None, flaky, new_failure, fixed)
+    )
     return Verdict(
         lane=lane,
         test=test,

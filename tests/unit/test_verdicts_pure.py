@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from ci import runverdicts
 from ci.ledger import load_ledger
 from ci.verdicts import (
     FailureRecord,
@@ -31,10 +32,12 @@ UNI_SRAM = "OutOfResources: out of resource: uni_sram PassManager::run failed"
 
 
 def observe(
-    nights: Sequence[Mapping[tuple[str, str], str]], texts: Mapping[tuple[str, str], str] = {}
+    nights: Sequence[Mapping[tuple[str, str], str]],
+    texts: Mapping[tuple[str, str], str] = {},
+    kinds: Mapping[tuple[str, str], str] = {},
 ) -> History:
     """One run per night; each maps (lane, test) to an outcome; the last night's failures
-    carry ``texts``."""
+    carry ``texts`` and failure ``kinds``."""
     runs = tuple(
         RunInfo(f"r{i}", START + timedelta(days=i), Path(f"/runs/r{i}"), "nightly", "")
         for i in range(len(nights))
@@ -53,7 +56,15 @@ def observe(
     last = len(nights) - 1
     failures = {
         key: FailureRecord(
-            "node1", "failed", texts.get(key, "boom"), "", "", "", "", (), runs[-1].run_dir
+            "node1",
+            "failed",
+            texts.get(key, "boom"),
+            "",
+            "",
+            kinds.get(key, ""),
+            "",
+            (),
+            runs[-1].run_dir,
         )
         for key, outcome in nights[last].items()
         if outcome in ("failed", "error")
@@ -93,6 +104,33 @@ def test_known_at_an_affected_version_and_a_regression_against_the_baseline() ->
     assert attn.regression_of == "base"
     gdn = history.verdicts[("ft", "gdn")]
     assert gdn.known_issue is None and gdn.regression_of is None  # the baseline fails too
+
+
+def test_a_harness_error_is_a_lane_problem_never_a_new_failure_or_a_regression() -> None:
+    test = "test_unified_attention::t"
+    history = observe(
+        [
+            {("ft", test): "passed", ("base", test): "passed"},
+            {("ft", test): "failed", ("base", test): "passed"},
+        ],
+        kinds={("ft", test): "harness_error"},
+    )
+    verdict = history.verdicts[("ft", test)]
+    assert verdict.kind is Kind.LANE_PROBLEM
+    assert not verdict.new_failure and verdict.regression_of is None
+    run = runverdicts.of_run(history, "r1")
+    assert run.lane_problems == (verdict,) and run.unknown == () and run.regressions == ()
+    error = runverdicts.exit_error(run)
+    assert error is not None and error.exit_code == 15
+    # The same failure from the compiler is the regression it would be.
+    compiler = observe(
+        [
+            {("ft", test): "passed", ("base", test): "passed"},
+            {("ft", test): "failed", ("base", test): "passed"},
+        ],
+        kinds={("ft", test): "pass_failure"},
+    )
+    assert compiler.verdicts[("ft", test)].regression_of == "base"
 
 
 def test_a_claimed_fix_that_still_fails_is_known_and_not_verified() -> None:
