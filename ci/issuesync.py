@@ -1,8 +1,9 @@
 """GitHub issue sync: one issue per new failure signature, kept up to date by every run.
 
 - A new failure or regression the ledger does not know, whose signature has no open issue,
-  opens one: its drafted report (the failure's text, the tests it hits, the page to look
-  at), labelled ``flagci`` and marked in its body with the signature's key.
+  opens one: the tests it hits, the pages to look at, and the report triage drafted beside
+  the bundle (or, where there is none, the failure's text), labelled ``flagci`` and marked
+  in its body with the signature's key.
 - While the signature keeps failing, each run comments on its issue.
 - When the ledger lists the signature under an issue whose claimed fix is verified (the
   issue's tests pass at that version), the run comments "fix verified in <version>" and
@@ -19,11 +20,14 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import quote
 
 from ci import httpjson
 from ci.errors import ConfigError, NotifyError
 from ci.runverdicts import RunVerdicts
+from ci.smoke.issuedraft import REPORT_NAME
+from ci.smoke.triage import BUNDLE_NAME
 from ci.verdicts import Verdict
 
 API_SETTING = "FLAGCI_GITHUB_API"
@@ -88,22 +92,43 @@ def _what(verdict: Verdict) -> str:
     return f"regression of {verdict.regression_of}" if verdict.regression_of else "new"
 
 
+def drafted_report(verdict: Verdict) -> str:
+    """The upstream report triage drafted beside the failure's bundle (``bundle/report.md``,
+    ci.smoke.issuedraft), or "" where there is none (triage drafts one for compile failures)."""
+    failure = verdict.failure
+    if failure is None:
+        return ""
+    for path in failure.artifact_files:
+        relative = Path(path)
+        if relative.name == REPORT_NAME and relative.parent.name == BUNDLE_NAME:
+            report = failure.run_dir / relative
+            if report.is_file():
+                return report.read_text(encoding="utf-8", errors="replace")[:MAX_TEXT]
+    return ""
+
+
 def draft(
     signature: str, verdicts: list[Verdict], run_id: str, link: Callable[[Verdict], str]
 ) -> str:
-    """The issue's body: the drafted report of the signature's failures."""
+    """The issue's body: the signature's failures, then the drafted report of the first one
+    (its failure text where triage drafted none)."""
     first = verdicts[0]
     failure = first.failure
-    text = f"{failure.message}\n{failure.details}".strip()[:MAX_TEXT] if failure else ""
-    fence = _fence(text)
     rows = "\n".join(
         f"| {v.lane} | `{v.test}` | {_what(v)} | [failure page]({link(v)}) |" for v in verdicts
     )
-    return (
+    head = (
         f"<!-- flagci-signature: {key_of(signature)} -->\n"
         f"flagci run `{run_id}` found {len(verdicts)} failing test(s) with the signature\n\n"
-        f"{fence}\n{signature}\n{fence}\n\n"
+        f"{_fence(signature)}\n{signature}\n{_fence(signature)}\n\n"
         f"| lane | test | | |\n| --- | --- | --- | --- |\n{rows}\n\n"
+    )
+    report = drafted_report(first)
+    if report:
+        return head + f"### Drafted report ({first.lane})\n\n{report}\n"
+    text = f"{failure.message}\n{failure.details}".strip()[:MAX_TEXT] if failure else ""
+    fence = _fence(text)
+    return head + (
         f"### Failure ({first.lane}, node {failure.node if failure else '?'})\n\n"
         f"{fence}text\n{text}\n{fence}\n"
     )

@@ -99,6 +99,33 @@ def test_a_new_failure_posts_once_opens_one_issue_and_the_verified_fix_closes_it
     assert len(server.calls("POST", "/feishu/")) == 1
 
 
+def test_the_issue_is_opened_with_the_report_triage_drafted(
+    tmp_path: Path, server: LoopbackState
+) -> None:
+    results = tmp_path / "results"
+    store = Store(results / "history.sqlite")
+    store.ingest(write_run(results, 0, [Case(CPU, "s::t")]))
+    broken = Case(
+        CPU,
+        "s::t",
+        "failed",
+        "PassManager::run failed",
+        {"signature": SIGNATURE, "artifacts": "artifacts/s_t"},
+    )
+    folder = write_run(results, 1, [broken])
+    bundle = folder / "artifacts" / "s_t" / "bundle"
+    bundle.mkdir(parents=True)
+    (bundle / "report.md").write_text(
+        "## Environment\n\n| triton | 3.6.0 |\n\nReplay: `python replay.py`\n"
+    )
+    store.ingest(folder)
+    error = nightly.after_run(folder, store=store, ledger=load_ledger(), dashboard=None)
+    assert isinstance(error, NewFailureError)
+    (issue,) = server.issues.values()
+    assert f"### Drafted report ({CPU})" in issue["body"]
+    assert "Replay: `python replay.py`" in issue["body"] and SIGNATURE in issue["body"]
+
+
 def test_slack_format(
     tmp_path: Path, server: LoopbackState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
