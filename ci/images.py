@@ -106,6 +106,7 @@ def recipe_for(lane: Lane, root: Path | None = None) -> Recipe:
         "PYTHON": lane.python,
         "COMPILER_PACKAGE": lane.compiler.package,
         "COMPILER_VERSION": lane.compiler.version,
+        "UNCHECKED_PACKAGES": " ".join(p.name for p in lane.pins if not p.check_dependencies),
     }
     content = {
         "format": CONTEXT_FORMAT,

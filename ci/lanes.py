@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     StrictStr,
     ValidationError,
@@ -74,6 +75,9 @@ class Pin(_Model):
     version: Annotated[StrictStr, Field(min_length=1)]
     index: Name
     sha256: Sha256 | None = None
+    # False for a package installed for its kernel modules only (vllm, flag-gems on the CPU
+    # lane): its declared requirements are for another stack, so `pip check` skips it.
+    check_dependencies: StrictBool = True
 
     @property
     def requirement(self) -> str:
