@@ -255,9 +255,14 @@ def _bind(fn: Any, backend: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     )
 
 
+class UnsupportedLaunch(ValueError):
+    """A JIT launch the capture cannot describe as a compile job (a tuple argument: its
+    attributes are keyed by a path into the tuple, which ASTSource's signature cannot name)."""
+
+
 def _top(path: Any) -> int:
     if len(path) != 1:
-        raise NotImplementedError(f"tuple arguments are not captured yet (path {path})")
+        raise UnsupportedLaunch(f"a tuple argument (attribute path {path}) cannot be captured")
     return int(path[0])
 
 
