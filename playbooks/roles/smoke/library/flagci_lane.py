@@ -1,20 +1,22 @@
 #!/usr/bin/python
-"""Ansible module: one lane's smoke suite in its container, from start to status.json.
+"""Ansible module: start one lane's smoke suite in its container, detached.
 
-Run as an async task: the module outlives the SSH connection that started it, so a dropped
-connection costs one poll, not the lane.
+The container is the job: it runs on the node whatever happens to the SSH connection that
+started it, and it ends itself at the lane timeout (coreutils ``timeout`` is its first
+process). ``flagci_lane_status`` looks at it until it has exited.
 """
 
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: flagci_lane
-short_description: Run one lane's smoke suite in its container and record how it ended
+short_description: Start one lane's smoke suite in its container, detached
 description:
   - Lays out the lane's results folder (mode 0755) with the lane file, removes a container
-    left by an earlier attempt, starts the lane container detached, waits for it up to the
-    lane timeout (killing it past that), keeps its output as container.log and writes
-    status.json. A test failure, a crash or a timeout never fails the task.
+    and the status of an earlier attempt, and starts the lane container detached under
+    C(timeout), which ends the suite at the lane timeout (exit status 124). When the
+    container cannot start, writes status.json saying why. Never fails on the suite's
+    account.
   - Images that run as an unprivileged user run as the connecting user instead (C(as_caller)),
     so the results folder needs no wider modes.
 options:
@@ -24,7 +26,7 @@ options:
   docker_args: {description: C(docker run) options (labels, mounts, devices, env)., type: list, elements: str, required: true}
   command: {description: The smoke suite's command line in the container., type: list, elements: str, required: true}
   lane_file: {description: The lane file's content (mounted at /etc/flagci/lane.json)., type: dict, required: true}
-  status: {description: Fields copied into status.json (lane, node, image)., type: dict, required: true}
+  status: {description: Fields of status.json (lane, node, image, timeout_s)., type: dict, required: true}
   timeout_s: {description: Seconds the lane may run., type: int, required: true}
   as_caller: {description: Run the container as the connecting user., type: bool, default: false}
   model_path: {description: The vLLM test's model folder; mounted read-only when the node has it., type: path}
@@ -37,11 +39,12 @@ import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
+# After the lane timeout's SIGTERM, the suite gets this long to end before SIGKILL.
+KILL_AFTER_S = 60
 
-def docker(*args, timeout=None):
-    return subprocess.run(
-        ["docker", *args], capture_output=True, text=True, check=False, timeout=timeout
-    )
+
+def docker(*args):
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
 
 
 def write(path, text):
@@ -73,6 +76,10 @@ def main():
     folder, name = p["folder"], p["container"]
     os.makedirs(folder, mode=0o755, exist_ok=True)
     os.chmod(folder, 0o755)
+    # An earlier attempt's outcome must not pass for this one's.
+    for stale in ("status.json", "container.log"):
+        if os.path.exists(os.path.join(folder, stale)):
+            os.remove(os.path.join(folder, stale))
     write(os.path.join(folder, "lane.json"), json.dumps(p["lane_file"], indent=2))
     docker("rm", "--force", name)
     user = []
@@ -80,26 +87,14 @@ def main():
         user = ["--user", f"{os.getuid()}:{os.getgid()}", "--env", "HOME=/tmp", "--tmpfs", "/tmp"]
     model = p["model_path"]
     mount = ["--volume", f"{model}:{model}:ro"] if model and os.path.isdir(model) else []
-    argv = ["run", "--detach", "--name", name, *user, *mount, *p["docker_args"], p["image"],
-            *p["command"]]
-    status = {**p["status"], "timed_out": False, "timeout_s": p["timeout_s"]}
-    started = docker(*argv)
+    limit = ["timeout", f"--kill-after={KILL_AFTER_S}", str(p["timeout_s"])]
+    started = docker("run", "--detach", "--name", name, *user, *mount, *p["docker_args"],
+                     p["image"], *limit, *p["command"])  # fmt: skip
     if started.returncode != 0:
-        status.update(exit_code=None, wait_error=f"docker run: {started.stderr.strip()}")
-    else:
-        try:
-            waited = docker("wait", name, timeout=p["timeout_s"])
-            if waited.returncode == 0:
-                status.update(exit_code=int(waited.stdout.strip()), wait_error="")
-            else:
-                status.update(exit_code=None, wait_error=waited.stderr.strip())
-        except subprocess.TimeoutExpired:
-            docker("kill", name)
-            status.update(exit_code=None, timed_out=True, wait_error="")
-        logs = docker("logs", name)
-        write(os.path.join(folder, "container.log"), logs.stdout + logs.stderr)
-    write(os.path.join(folder, "status.json"), json.dumps(status, indent=2))
-    module.exit_json(changed=True, status=status)
+        status = {**p["status"], "exit_code": None, "timed_out": False,
+                  "wait_error": f"docker run: {started.stderr.strip()}"}  # fmt: skip
+        write(os.path.join(folder, "status.json"), json.dumps(status, indent=2))
+    module.exit_json(changed=True, container=started.stdout.strip())
 
 
 if __name__ == "__main__":

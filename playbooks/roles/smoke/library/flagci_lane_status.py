@@ -1,0 +1,80 @@
+#!/usr/bin/python
+"""Ansible module: one short look at a lane container; once it has exited, its outcome.
+
+Each look is its own SSH connection, so a dropped one costs a look, not the lane.
+"""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: flagci_lane_status
+short_description: Look at a lane container and record its outcome once it has exited
+description:
+  - Returns C(finished=false) while the container runs. Once it has exited, keeps its
+    output as container.log and writes status.json (exit status; C(timed_out) when the
+    lane timeout ended it, exit status 124 of C(timeout)), and returns C(finished=true).
+    A lane whose status.json exists (written by an earlier look, or by C(flagci_lane) when
+    the container could not start) is finished. Never fails on the suite's account.
+options:
+  folder: {description: The lane's results folder., type: path, required: true}
+  container: {description: The container's name., type: str, required: true}
+  status: {description: Fields of status.json (lane, node, image, timeout_s)., type: dict, required: true}
+author: flagci
+"""
+
+import json
+import os
+import subprocess
+
+from ansible.module_utils.basic import AnsibleModule
+
+# coreutils `timeout`'s exit status when the limit ended the command.
+TIMED_OUT = 124
+RUNNING = ("created", "running", "restarting", "paused", "removing")
+
+
+def docker(*args):
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
+
+
+def write(path, text):
+    tmp = f"{path}.part"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "folder": {"type": "path", "required": True},
+            "container": {"type": "str", "required": True},
+            "status": {"type": "dict", "required": True},
+        },
+        supports_check_mode=True,
+    )
+    folder, name = module.params["folder"], module.params["container"]
+    status_file = os.path.join(folder, "status.json")
+    if os.path.exists(status_file):
+        with open(status_file, encoding="utf-8") as handle:
+            module.exit_json(changed=False, finished=True, status=json.load(handle))
+    looked = docker("container", "inspect", "--format", "{{json .State}}", name)
+    status = {**module.params["status"], "timed_out": False, "wait_error": ""}
+    if looked.returncode != 0:
+        status.update(exit_code=None, wait_error=f"docker inspect: {looked.stderr.strip()}")
+    else:
+        state = json.loads(looked.stdout)
+        if state.get("Status") in RUNNING:
+            module.exit_json(changed=False, finished=False)
+        code = int(state.get("ExitCode", -1))
+        status.update(exit_code=code, timed_out=code == TIMED_OUT)
+        if not module.check_mode:
+            logs = docker("logs", name)
+            write(os.path.join(folder, "container.log"), logs.stdout + logs.stderr)
+    if not module.check_mode:
+        write(status_file, json.dumps(status, indent=2))
+    module.exit_json(changed=True, finished=True, status=status)
+
+
+if __name__ == "__main__":
+    main()
