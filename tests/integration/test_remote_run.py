@@ -355,6 +355,35 @@ def test_check_mode_across_run_yml_changes_nothing_and_says_what_would_run(
     assert not (tmp_path / "check" / "collected").exists()
 
 
+def test_a_lane_past_its_timeout_is_ended_on_the_node_and_reported_not_retried(
+    engine: Engine, two_nodes: list[sshnodes.SshNode], key: Path, cpu_image: str, tmp_path: Path
+) -> None:
+    node = two_nodes[0]
+    # The suite needs more than a second to start: the container's own `timeout` ends it.
+    inv = sshnodes.write_inventory(
+        tmp_path / "inventory.yml", [node], key, host_vars={node.name: {"smoke_timeout_s": 1}}
+    )
+    results = tmp_path / "results"
+
+    code = cli.main(
+        ["run", "--lanes", CPU_LANE, "--inventory", str(inv), "--results", str(results),
+         "--no-history", "--workers", "1", "--", *SUBSET]
+    )  # fmt: skip
+
+    assert code == 5
+    (run_dir,) = results.iterdir()
+    record = json.loads((run_dir / "run.json").read_text())
+    assert [p["infrastructure_error"] for p in record["parts"]] == [
+        "the smoke suite ran past the lane timeout (1 s)"
+    ]
+    assert [p.name for p in (run_dir / "ansible").iterdir()] == ["attempt-1"]
+    status = json.loads(
+        (run_dir / "lanes" / f"{node.name}__{CPU_LANE}" / "status.json").read_text()
+    )
+    assert (status["exit_code"], status["timed_out"]) == (124, True)
+    assert not sshnodes.lane_containers(engine, node)
+
+
 def _cut_ssh_sessions(node: sshnodes.SshNode) -> int:
     """Kill every SSH session process on the node (sshd itself keeps listening); return
     how many there were."""
