@@ -6,7 +6,9 @@ preflight, the deploy check, starting and watching the lane, collect (pack, fetc
 and cleanup, merging JUnit. Each run's overhead is its wall time less the suite's own time
 (the JUnit testsuite's ``time``), so that the suite's run-to-run spread on a loaded machine
 stays out of the figure; the direct `docker run`'s own overhead (container and pytest
-start) is subtracted too. Both sides start warm: the lane image and the node exist before
+start) is subtracted too. Each remote run's overhead is also split by its run.json steps:
+the playbook's share (its attempt less the suite) and flagci's own (start, inventory,
+merging and reports). Both sides start warm: the lane image and the node exist before
 the first timing, and the two kinds of run alternate. Run from the repository root with the
 controller venv (needs Docker, like the integration tests):
 
@@ -16,6 +18,7 @@ controller venv (needs Docker, like the integration tests):
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -47,6 +50,13 @@ def timed(args: list[str], junit_of: Callable[[], Path]) -> tuple[float, float]:
     return wall, sum(float(suite.get("time") or 0) for suite in suites)
 
 
+def split(run_dir: Path, wall: float, suite: float) -> str:
+    """The overhead of one remote run, split into the playbook's and flagci's own."""
+    steps = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["steps"]
+    attempts = sum(s["seconds"] for s in steps if s["name"].startswith("attempt"))
+    return f"playbook {attempts - suite:.1f} s + flagci {wall - attempts:.1f} s"
+
+
 def show(name: str, runs: list[tuple[float, float]]) -> float:
     overheads = [wall - suite for wall, suite in runs]
     cells = ", ".join(f"{wall:.1f} s (suite {suite:.1f} s)" for wall, suite in runs)
@@ -75,9 +85,11 @@ def main() -> int:
                       "--inventory", str(inv), "--results", str(results),
                       "--no-history", "--workers", str(args.workers), "--", *extra]  # fmt: skip
 
+            def newest() -> Path:
+                return max(results.iterdir(), key=lambda p: p.name)
+
             def remote_junit() -> Path:
-                newest = max(results.iterdir(), key=lambda p: p.name)
-                return newest / "lanes" / f"bench__{lane.name}" / "junit.xml"
+                return newest() / "lanes" / f"bench__{lane.name}" / "junit.xml"
 
             out = root / "direct"
             out.mkdir()
@@ -87,15 +99,18 @@ def main() -> int:
                       "--env", "HOME=/tmp", image,
                       *smoke_command("python", "/results", lane, request)]  # fmt: skip
             timed(remote, remote_junit)  # warm-up: SSH host keys, page cache
-            remote_runs, direct_runs = [], []
+            remote_runs, direct_runs, splits = [], [], []
             for _ in range(args.repeat):
                 remote_runs.append(timed(remote, remote_junit))
+                splits.append(split(newest(), *remote_runs[-1]))
                 direct_runs.append(timed(direct, lambda: out / "junit.xml"))
         finally:
             sshnodes.remove(engine, [node])
     r = show("flagci run --inventory (1 node)", remote_runs)
+    print(f"  overhead of each remote run: {'; '.join(splits)}")
     d = show("docker run of the same suite   ", direct_runs)
     print(f"fixed overhead of the remote run per (node, lane): {r - d:.1f} s")
+    print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
 
