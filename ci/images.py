@@ -42,7 +42,7 @@ from typing import Any
 from ci import atomic, baseimage, process, reporter, wheelhouse
 from ci.engine import Engine, ImageInfo
 from ci.environment import source_root
-from ci.errors import EnvironmentSetupError, FlagCIError, UsageError
+from ci.errors import EnvironmentSetupError, UsageError
 from ci.lanes import Lane, LaneMatrix, Pin
 
 LANE_LABEL = "org.flagci.lane"
@@ -165,7 +165,7 @@ def _git(root: Path, *args: str) -> str:
             check=False,
             quiet=True,
         )
-    except FlagCIError:
+    except EnvironmentSetupError:  # no git at all
         return ""
     return result.stdout.strip() if result.returncode == 0 else ""
 
