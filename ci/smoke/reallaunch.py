@@ -299,15 +299,22 @@ class LaunchError(RuntimeError):
     """The launch process itself failed (not one check): the package does not import."""
 
 
-def launch_env(device: str) -> Dict[str, str]:
+def launch_env(corpus: str, device: str, work: Path) -> Dict[str, str]:
     """The launch process's environment: on the CPU, Triton's interpreter, and the case in
-    which vLLM keeps Triton with no driver active (``CUDA_VISIBLE_DEVICES`` set empty)."""
+    which vLLM keeps Triton with no driver active (``CUDA_VISIBLE_DEVICES`` set empty);
+    FlagGems keeps its tuned configs in memory and its generated kernels under ``work``,
+    and picks its vendor from the device it finds, as on a user's machine."""
+    from ci.smoke import flaggems_corpus
+
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     if device == "cpu":
         env.update({"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""})
     else:
         env.pop("TRITON_INTERPRET", None)
+    if corpus == "flaggems":
+        env[flaggems_corpus.ENV_DB] = "sqlite://"
+        env[flaggems_corpus.ENV_CACHE] = str(work / "flaggems-cache")
     return env
 
 
@@ -319,7 +326,7 @@ def launch(corpus: str, device: str) -> List[Dict[str, Any]]:
         try:
             done = subprocess.run(
                 command,
-                env=launch_env(device),
+                env=launch_env(corpus, device, Path(tmp)),
                 capture_output=True,
                 text=True,
                 timeout=LAUNCH_TIMEOUT_S,
