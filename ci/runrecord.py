@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from junitparser.xunit2 import JUnitXml
+from rich.table import Table
 
-from ci import atomic, junit, report, reporter, runfolder
+from ci import atomic, junit, report, reporter, runfolder, tables
 from ci.errors import ReportError
 from ci.lanes import Lane, LaneMatrix
 
@@ -99,14 +100,17 @@ class Run:
             self.parts[key] = Part(node, lane, self.folder / "lanes" / part_name(node, lane))
         return self.parts[key]
 
-    def steps_table(self) -> str:
-        width = max((len(s.name) for s in self.steps), default=4)
-        return "\n".join(f"{s.name:<{width}}  {s.seconds:8.1f} s" for s in self.steps)
+    def steps_table(self) -> Table:
+        shown = tables.table("step", "seconds", right=["seconds"])
+        for step in self.steps:
+            tables.add(shown, step.name, f"{step.seconds:.1f}")
+        return shown
 
     def finish(self, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
         with self.step("merge JUnit, write report"):
             result = _write_record(self, matrix, lanes)
-        reporter.current().line("\nsteps:\n" + self.steps_table())
+        reporter.current().line("\nsteps:")
+        reporter.current().table(self.steps_table())
         return result
 
 

@@ -6,12 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from ci import baseimage, images
+from ci import baseimage, images, reporter, tables
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.engine import connect
 from ci.environment import cache_root
 from ci.errors import UsageError
+
+# The columns of `images list` (and the keys of its --json rows).
+LISTED = ("image", "lane", "compiler", "size", "created", "state")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,12 +68,16 @@ def _build(args: argparse.Namespace) -> int:
                 print(f"{report.lane}: {report.ref} (exists)")
                 continue
             print(f"{report.lane}: built {report.ref} in {report.seconds:.1f} s")
+            steps = tables.table("step", "seconds", "cached", "instruction", right=["seconds"])
             for step in report.steps:
-                mark = "cached" if step.cached else "      "
-                print(
-                    f"  {step.number:>3}/{step.total}  {step.seconds:7.1f} s  {mark}"
-                    f"  {step.instruction[:80]}"
+                tables.add(
+                    steps,
+                    f"{step.number}/{step.total}",
+                    f"{step.seconds:.1f}",
+                    "cached" if step.cached else "",
+                    step.instruction[:80],
                 )
+            reporter.current().table(steps)
     return 0
 
 
@@ -92,13 +99,15 @@ def _list(args: argparse.Namespace) -> int:
                 size = f"{info.size / 1e9:.2f} GB"
                 rows.append((ref, lane_name, compiler, size, info.created[:19], state))
     if args.json:
-        keys = ("image", "lane", "compiler", "size", "created", "state")
-        print_json([dict(zip(keys, row, strict=True)) for row in rows])
+        print_json([dict(zip(LISTED, row, strict=True)) for row in rows])
         return 0
-    for row in rows:
-        print("  ".join(row))
     if not rows:
         print("no lane images", file=sys.stderr)
+        return 0
+    shown = tables.table(*LISTED, right=["size"])
+    for row in rows:
+        tables.add(shown, *row)
+    reporter.current().table(shown)
     return 0
 
 

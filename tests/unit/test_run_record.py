@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import junit, report, reporter, runfolder, runrecord
+from ci import junit, report, reporter, runfolder, runrecord, tables
 from ci.errors import ReportError
 from ci.lanes import load_matrix
 
@@ -102,11 +102,16 @@ def test_html_escapes_what_came_from_tests(tmp_path: Path) -> None:
 
 def test_summary_table_counts_and_lists_failures(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
-    table = report.summary_table(result.results)
-    assert "cpu-triton-3.6.0 @ n1" in table
-    row = next(line for line in table.splitlines() if line.startswith("cpu-triton-3.6.0 @ n1"))
+    table = tables.text(report.summary_table(result.results))
+    header, row = table.splitlines()
+    assert header.split() == ["lane", "@", "node", "passed", "failed", "error", "skipped"]
+    assert row.startswith("cpu-triton-3.6.0 @ n1")
     assert row.split()[-4:] == ["1", "1", "0", "0"]
-    assert "[backend_resolution] cpu-triton-3.6.0 test_backends::test_inductor_target" in table
+    failures = report.failure_list(result.results)
+    assert failures[0] == "1 failing testcase(s):"
+    assert failures[1].startswith(
+        "  [backend_resolution] cpu-triton-3.6.0 test_backends::test_inductor_target: "
+    )
 
 
 def test_a_run_names_its_folder_times_its_steps_and_records_them(
