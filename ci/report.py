@@ -62,7 +62,11 @@ def failure_list(results: list[CaseResult]) -> list[str]:
     return lines
 
 
-def write_html(results: list[CaseResult], dest: Path, title: str) -> Path:
+def write_html(
+    results: list[CaseResult], dest: Path, title: str, *, artifacts_url: str = ""
+) -> Path:
+    """The run's page; each failure links to its artifact folder beside the page, or to
+    ``artifacts_url`` (the CI run's artifacts) where the files are kept there."""
     grid: dict[str, dict[Column, CaseResult]] = defaultdict(dict)
     for r in results:
         grid[r.test][Column(r.lane, r.node)] = r
@@ -76,6 +80,7 @@ def write_html(results: list[CaseResult], dest: Path, title: str) -> Path:
         grid=sorted(grid.items()),
         failures=failures,
         anchors={r.key: f"failure-{i}" for i, r in enumerate(failures)},
+        artifacts_url=artifacts_url,
     )
     atomic.write_text(dest, text)
     return dest

@@ -13,9 +13,6 @@ from ci.engine import connect
 from ci.environment import cache_root
 from ci.errors import UsageError
 
-# The columns of `images list` (and the keys of its --json rows).
-LISTED = ("image", "lane", "compiler", "size", "created", "state")
-
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group = subparsers.add_parser("images", help="build, list, inspect and save lane images")
@@ -84,7 +81,8 @@ def _build(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
     wanted: list[str | None] = [matrix.lane(name).name for name in args.lanes] or [None]
-    rows = []
+    rows: list[dict[str, object]] = []  # --json: the size in bytes
+    shown = tables.table("image", "lane", "compiler", "size", "created", "state", right=["size"])
     with connect() as engine:
         for name in wanted:
             for info in images.lane_images(engine, name):
@@ -96,17 +94,25 @@ def _list(args: argparse.Namespace) -> int:
                     state = "current" if info.labels.get(images.HASH_LABEL) == current else "stale"
                 ref = info.tags[0] if info.tags else info.id[:19]
                 compiler = info.labels.get("org.flagci.compiler", "")
+                created = info.created[:19]
+                rows.append(
+                    {
+                        "image": ref,
+                        "lane": lane_name,
+                        "compiler": compiler,
+                        "size_bytes": info.size,
+                        "created": created,
+                        "state": state,
+                    }
+                )
                 size = f"{info.size / 1e9:.2f} GB"
-                rows.append((ref, lane_name, compiler, size, info.created[:19], state))
+                tables.add(shown, ref, lane_name, compiler, size, created, state)
     if args.json:
-        print_json([dict(zip(LISTED, row, strict=True)) for row in rows])
+        print_json(rows)
         return 0
     if not rows:
         print("no lane images", file=sys.stderr)
         return 0
-    shown = tables.table(*LISTED, right=["size"])
-    for row in rows:
-        tables.add(shown, *row)
     reporter.current().table(shown)
     return 0
 
