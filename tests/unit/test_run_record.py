@@ -90,9 +90,7 @@ def test_read_refuses_bad_junit_naming_the_file(tmp_path: Path, text: str, expec
     assert str(path) in str(caught.value)
 
 
-def test_html_escapes_what_came_from_tests(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_html_escapes_what_came_from_tests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)  # a run made here: files beside it
     finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
     page = (tmp_path / "index.html").read_text()
