@@ -137,7 +137,11 @@ def _inspect(args: argparse.Namespace) -> int:
                 raise UsageError(f"no image {ref}")
             current = images.recipe_for(lane).content_hash
             differences = images.drift(lane, info.labels, current)
-            report.append({"lane": lane.name, "image": ref, "drift": list(differences)})
+            drift = [
+                {"label": d.key, "image": d.image, "matrix": d.matrix, "text": str(d)}
+                for d in differences
+            ]
+            report.append({"lane": lane.name, "image": ref, "drift": drift})
             if args.json:
                 drifted = drifted or bool(differences)
                 continue
