@@ -110,10 +110,16 @@ class TerminalReporter(Reporter):
         self.console.print(tables.for_terminal(shown))
 
     def warn(self, text: str) -> None:
-        self.err_console.print(Text(f"flagci: {text}", style="yellow"), soft_wrap=True)
+        self._aside(Text(f"flagci: {text}", style="yellow"))
 
     def command(self, text: str) -> None:
-        self.err_console.print(Text(f"+ {text}", style="dim"), soft_wrap=True)
+        self._aside(Text(f"+ {text}", style="dim"))
+
+    def _aside(self, text: Text) -> None:
+        """Warnings and commands: stderr, but above the spinners while they run (rich writes
+        a console's own stream past its redirection, which would go through the display)."""
+        console = self.console if self._progress is not None else self.err_console
+        console.print(text, soft_wrap=True)
 
     def step_started(self, name: str) -> None:
         if self._progress is None:

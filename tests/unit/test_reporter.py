@@ -50,7 +50,7 @@ def test_plain_tables_are_greppable_columns_with_cells_as_written() -> None:
 def test_the_terminal_shows_a_spinner_and_elapsed_time_while_a_step_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shown, out, _ = _terminal()
+    shown, out, err = _terminal()
     monkeypatch.setattr(reporter, "_installed", shown)
     run = runrecord.Run.start(tmp_path, "local")
     with run.step("prepare environment"):
@@ -59,7 +59,10 @@ def test_the_terminal_shows_a_spinner_and_elapsed_time_while_a_step_runs(
         assert "prepare environment" in live and "0:00:00" in live
         assert any(frame in live for frame in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
         reporter.current().line("a line printed while the step runs")
+        reporter.current().command("docker run x")
     text = out.getvalue()
+    # While the spinners run, a command goes above them too, not through them.
+    assert "+ docker run x" in text and "+ docker run x" not in err.getvalue()
     assert "✓ prepare environment (0.0 s)" in text
     assert "a line printed while the step runs" in text
     assert "==>" not in text  # the plain markers are for logs
