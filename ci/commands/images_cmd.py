@@ -65,16 +65,12 @@ def _build(args: argparse.Namespace) -> int:
                 print(f"{report.lane}: {report.ref} (exists)")
                 continue
             print(f"{report.lane}: built {report.ref} in {report.seconds:.1f} s")
-            steps = tables.table("step", "seconds", "cached", "instruction", right=["seconds"])
             for step in report.steps:
-                tables.add(
-                    steps,
-                    f"{step.number}/{step.total}",
-                    f"{step.seconds:.1f}",
-                    "cached" if step.cached else "",
-                    step.instruction[:80],
+                mark = "cached" if step.cached else "      "
+                print(
+                    f"  {step.number:>3}/{step.total}  {step.seconds:7.1f} s  {mark}"
+                    f"  {step.instruction[:80]}"
                 )
-            reporter.current().table(steps)
     return 0
 
 
