@@ -395,9 +395,10 @@ def launch(kernels: ModuleType, config: AttentionConfig, p: AttentionProblem) ->
         )
 
 
-def _scores(p: AttentionProblem) -> Iterator[Tuple[int, int, Any, Any, Any]]:
-    """Per sequence: (first token, context length, float64 scores ``[heads, queries, keys]``
-    with the causal mask applied as -inf, the values ``[keys, heads, head]``, ``allowed``)."""
+def _scores(p: AttentionProblem) -> Iterator[Tuple[int, Any, Any, Any]]:
+    """Per sequence: (its first token, the float64 scores ``[heads, queries, keys]`` with the
+    causal mask applied as -inf, the values ``[keys, heads, head]``, the mask ``allowed``
+    ``[queries, keys]``)."""
     import torch
 
     q = p.q.double().cpu()
@@ -414,7 +415,7 @@ def _scores(p: AttentionProblem) -> Iterator[Tuple[int, int, Any, Any, Any]]:
         context = seq_len - (stop - start)
         scores = torch.einsum("qhd,khd->hqk", q[start:stop], keys) * p.scale
         allowed = torch.arange(seq_len)[None, :] <= context + torch.arange(stop - start)[:, None]
-        yield start, context, scores.masked_fill(~allowed[None], float("-inf")), values, allowed
+        yield start, scores.masked_fill(~allowed[None], float("-inf")), values, allowed
 
 
 def reference(p: AttentionProblem) -> Any:
@@ -422,7 +423,7 @@ def reference(p: AttentionProblem) -> Any:
     import torch
 
     out = torch.empty(p.q.shape, dtype=torch.float64)
-    for start, _, scores, values, _ in _scores(p):
+    for start, scores, values, _ in _scores(p):
         queries = scores.shape[1]
         out[start : start + queries] = torch.einsum("hqk,khd->qhd", scores.softmax(-1), values)
     return out
@@ -441,7 +442,7 @@ def segment_reference(config: AttentionConfig, p: AttentionProblem) -> Dict[str,
         "expsum": torch.full(shape, float("nan"), dtype=torch.float64),
         "average": torch.full((*shape, p.q.shape[2]), float("nan"), dtype=torch.float64),
     }
-    for start, context, scores, values, allowed in _scores(p):
+    for start, scores, values, allowed in _scores(p):
         seq_len = scores.shape[2]
         span = math.ceil(seq_len / (config.segments * config.tile_size)) * config.tile_size
         for segment in range(config.segments):
@@ -454,8 +455,9 @@ def segment_reference(config: AttentionConfig, p: AttentionProblem) -> Dict[str,
                 weights = torch.exp(part - m[:, None])
                 token = start + query
                 found["max"][token, :, segment] = m
-                found["expsum"][token, :, segment] = weights.sum(-1)
-                average = torch.einsum("hk,khd->hd", weights, values[keys]) / weights.sum(-1)[:, None]
+                expsum = weights.sum(-1)
+                found["expsum"][token, :, segment] = expsum
+                average = torch.einsum("hk,khd->hd", weights, values[keys]) / expsum[:, None]
                 found["average"][token, :, segment] = average
     return found
 

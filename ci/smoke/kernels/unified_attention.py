@@ -60,10 +60,7 @@ def find_seq_idx(
     while left < right:
         mid = (left + right) // 2
         val = tl.load(query_start_loc_ptr + mid)
-        if IN_Q_BLOCKS:
-            mid_val = val // BLOCK_Q + mid
-        else:
-            mid_val = val
+        mid_val = val // BLOCK_Q + mid if IN_Q_BLOCKS else val
         if mid_val <= target_idx:
             left = mid + 1
         else:
@@ -110,10 +107,7 @@ def unified_attention_kernel(
 ):
     q_block_global_idx = tl.program_id(0)
     kv_head_idx = tl.program_id(1)
-    if IS_3D:
-        segm_idx = tl.program_id(2)
-    else:
-        segm_idx = 0
+    segm_idx = tl.program_id(2) if IS_3D else 0
 
     seq_idx = find_seq_idx(query_start_loc_ptr, q_block_global_idx, num_seqs, BLOCK_Q, True)
     q_block_start_idx = tl.load(query_start_loc_ptr + seq_idx) // BLOCK_Q + seq_idx
