@@ -14,7 +14,7 @@ from typing import Callable, List
 
 import pytest
 
-from ci.smoke import attention, bundle, realkernels, taxonomy, triage
+from ci.smoke import attention, bundle, realkernels, reallaunch, taxonomy, triage
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compiler import CompileJob, CompileOutcome
 from ci.smoke.lane import LaneContext, Target, current_context
@@ -227,3 +227,10 @@ def test_mirror_loop_is_vllms_op_for_op(
     assert ours == theirs, "\n".join(
         difflib.unified_diff(theirs, ours, "vllm", "mirror", lineterm="", n=1)
     )
+
+
+@pytest.mark.parametrize("check", [c.name for c in reallaunch.vllm_checks("cpu")])
+def test_launch(lane: LaneContext, check: str, record_property: RecordProperty) -> None:
+    """vLLM's kernels launched for real through its own launchers (the JIT path the users'
+    runs took), their outputs against the mirrors' float64 references."""
+    reallaunch.judge("vllm", check, lane, record_property)
