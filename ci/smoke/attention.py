@@ -13,6 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ci.smoke.compiler import CompileJob, jit_attrs
 from ci.smoke.lane import LaneContext, Target
+from ci.smoke.vllm_corpus import NUM_SEGMENTS  # vLLM's split of a decode sequence's KV
 
 MODULE = "ci.smoke.kernels.unified_attention"
 KERNEL = "unified_attention_kernel"
@@ -62,8 +63,6 @@ REDUCE_POINTER_ARGS = (
     "query_start_loc_ptr",
 )
 REDUCE_I64_ARGS = ("output_stride_0", "output_stride_1")
-# vLLM's Triton backend splits a decode sequence's KV into 16 segments.
-NUM_SEGMENTS = 16
 TRITON_DTYPE = {"bf16": "bf16", "fp16": "fp16"}
 # max |out - ref| / max |ref| allowed, per input dtype (P is rounded to it before P @ V).
 TOLERANCE = {"bf16": 1.6e-2, "fp16": 2e-3}
