@@ -1,4 +1,4 @@
-"""Paged attention with the structure of vLLM's ``kernel_unified_attention`` (2D variant).
+"""Paged attention with the structure of vLLM's ``kernel_unified_attention`` (2D and 3D paths).
 
 Our own kernel, the small readable form of what vLLM 0.24.0 hands a Triton backend: one
 program per (query block, KV head); the Q tile is loaded once; the loop walks KV tiles
