@@ -29,7 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
-from ci.smoke import attention, gdn
+from ci.smoke import attention, gdn, vllm_corpus
 
 if TYPE_CHECKING:
     from ci.smoke.checks import RecordProperty
@@ -64,10 +64,10 @@ def vllm_attention_call(p: "attention.AttentionProblem", decode_3d: bool) -> Cal
     heads, head = p.q.shape[1], p.q.shape[2]
     extra: Dict[str, Any] = {}
     if decode_3d:
-        segments = (p.q.shape[0], heads, attention.NUM_SEGMENTS)
+        segments = (p.q.shape[0], heads, vllm_corpus.NUM_SEGMENTS)
         extra = {
             "seq_threshold_3D": seqs,
-            "num_par_softmax_segments": attention.NUM_SEGMENTS,
+            "num_par_softmax_segments": vllm_corpus.NUM_SEGMENTS,
             "softmax_segm_output": torch.empty(
                 *segments, head, dtype=torch.float32, device=p.q.device
             ),
