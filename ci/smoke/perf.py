@@ -14,6 +14,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import partial
+from types import ModuleType
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from ci.smoke import attention, gdn, tritonapi
@@ -205,7 +206,7 @@ def sdpa(q: Any, k: Any, v: Any, causal: bool) -> Tuple[Callable[[], Any], str]:
 
 
 def measure_attention(
-    kernel: Any,
+    kernels: ModuleType,
     config: attention.AttentionConfig,
     scenario: attention.Scenario,
     ceilings: Ceilings,
@@ -225,7 +226,7 @@ def measure_attention(
     first = problem(0)
     set_bytes, flops = attention.bytes_and_flops(first)
     problems = [first] + [problem(seed) for seed in range(1, rotation_sets(set_bytes))]
-    attention.launch(kernel, config, first)
+    attention.launch(kernels, config, first)
     q, k, v = attention.dense_views(first, scenario.num_seqs)
     want = torch.nn.functional.scaled_dot_product_attention(
         q.float(),
@@ -237,7 +238,7 @@ def measure_attention(
         "out", first.out, attention.dense_output(first, want), attention.TOLERANCE[config.dtype]
     )
     del want
-    ms = median_ms(rotating([partial(attention.launch, kernel, config, p) for p in problems]))
+    ms = median_ms(rotating([partial(attention.launch, kernels, config, p) for p in problems]))
 
     if scenario.id not in torch_cache:
         dense = [attention.dense_views(p, scenario.num_seqs) for p in problems]

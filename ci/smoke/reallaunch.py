@@ -29,16 +29,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
-from ci.smoke import attention, gdn
+from ci.smoke import attention, gdn, vllm_corpus
 
 if TYPE_CHECKING:
     from ci.smoke.checks import RecordProperty
     from ci.smoke.lane import LaneContext
 
-# vLLM's Triton backend's decode split (vllm/v1/attention/backends/triton_attn.py).
-NUM_SEGMENTS = 16
-# Sequences of the 3D problem: decode only, short and long contexts.
-DECODE_SEQUENCES = ((1, 37), (1, 300), (1, 5))
 GDN_LEN = 37
 # max |ours - torch| / max |torch| for FlagGems' bf16 ops (one bf16 rounding of the output
 # plus a different summation order).
@@ -68,10 +64,10 @@ def vllm_attention_call(p: "attention.AttentionProblem", decode_3d: bool) -> Cal
     heads, head = p.q.shape[1], p.q.shape[2]
     extra: Dict[str, Any] = {}
     if decode_3d:
-        segments = (p.q.shape[0], heads, NUM_SEGMENTS)
+        segments = (p.q.shape[0], heads, vllm_corpus.NUM_SEGMENTS)
         extra = {
             "seq_threshold_3D": seqs,
-            "num_par_softmax_segments": NUM_SEGMENTS,
+            "num_par_softmax_segments": vllm_corpus.NUM_SEGMENTS,
             "softmax_segm_output": torch.empty(
                 *segments, head, dtype=torch.float32, device=p.q.device
             ),
@@ -112,7 +108,8 @@ def vllm_gdn_call(config: "gdn.GdnConfig", p: "gdn.GdnProblem") -> Callable[[], 
 
 def _attention_check(device: str, head: int, decode_3d: bool) -> List[str]:
     config = attention.AttentionConfig(head, 16, 32, 4, 2, "bf16")
-    sequences = DECODE_SEQUENCES if decode_3d else attention.SEQUENCES
+    # The mirror's batches of its 2D and 3D numerics.
+    sequences = attention.DECODE_SEQUENCES if decode_3d else attention.SEQUENCES
     p = attention.make_problem(config, device, sequences=sequences)
     vllm_attention_call(p, decode_3d)()
     return attention.compare(p.out, attention.reference(p), config.dtype)
