@@ -85,7 +85,13 @@ def jobs(ceilings: perf.Ceilings, sweep: bool, only: str) -> Iterator[Job]:
                     scenario.id,
                     config.id,
                     partial(
-                        perf.measure_attention, attention_kernels, config, scenario, ceilings, cache
+                        perf.measure_attention,
+                        perf.mirror_attention(attention_kernels, config),
+                        "unified_attention",
+                        config,
+                        scenario,
+                        ceilings,
+                        cache,
                     ),
                 )
     gdn_kernel = importlib.import_module(gdn.MODULE).gdn_post_conv_kernel
@@ -96,7 +102,15 @@ def jobs(ceilings: perf.Ceilings, sweep: bool, only: str) -> Iterator[Job]:
             yield (
                 f"gdn-L{seq_len}",
                 gconfig.id,
-                partial(perf.measure_gdn, gdn_kernel, gconfig, seq_len, ceilings, cache),
+                partial(
+                    perf.measure_gdn,
+                    perf.mirror_gdn(gdn_kernel, gconfig),
+                    "gdn_post_conv",
+                    gconfig,
+                    seq_len,
+                    ceilings,
+                    cache,
+                ),
             )
 
 
