@@ -23,7 +23,6 @@ import json
 import math
 import os
 import sys
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,57 +41,37 @@ def numerics(device: str) -> list[str]:
 
 
 def timings(ceilings: perf.Ceilings) -> list[dict[str, Any]]:
-    """vLLM's kernels at the perf scenarios: time, % of ceiling, ratio to torch."""
+    """vLLM's kernels at the perf scenarios, measured as the perf group's
+    ``test_vllm_*`` tests measure them: time, % of ceiling, ratio to torch."""
     import torch
 
     rows = []
+    cache: dict[str, tuple[float, str]] = {}
     for scenario in attention.PERF_SCENARIOS:
         config = attention.AttentionConfig(scenario.head_size, 16, 32, 4, 2, "bf16")
-        decode = scenario.query_tokens == 1
-
-        problem = partial(
-            attention.make_problem,
-            config,
-            perf.DEVICE,
-            sequences=scenario.sequences,
-            num_kv_heads=scenario.num_kv_heads,
+        kernel = "vllm kernel_unified_attention"
+        m = perf.measure_attention(
+            reallaunch.vllm_attention_call, kernel, config, scenario, ceilings, cache
         )
-        first = problem(seed=0)
-        set_bytes, flops = attention.bytes_and_flops(first)
-        problems = [first] + [problem(seed=s) for s in range(1, perf.rotation_sets(set_bytes))]
-        ms = perf.median_ms(
-            perf.rotating([reallaunch.vllm_attention_call(p, decode) for p in problems])
-        )
-        dense = [attention.dense_views(p, scenario.num_seqs) for p in problems]
-        calls = [perf.sdpa(*qkv, not decode) for qkv in dense]
-        torch_ms = perf.median_ms(perf.rotating([call for call, _ in calls]))
-        figures = perf.Figures(ms, set_bytes, flops, torch_ms, calls[0][1], ceilings)
-        rows.append(_row("vllm kernel_unified_attention", scenario.id, figures))
-        del problems, dense, calls
+        rows.append(_row(m))
         torch.cuda.empty_cache()
-    config = next(c for c in gdn.PERF_CONFIGS if c.shape.name == "qwen3.6")
+    gconfig = next(c for c in gdn.PERF_CONFIGS if c.shape.name == "qwen3.6")
     for seq_len in gdn.PERF_SEQ_LENS:
-        first = gdn.make_problem(config, seq_len, perf.DEVICE, 0)
-        set_bytes = gdn.bytes_moved(first)
-        problems = [first] + [
-            gdn.make_problem(config, seq_len, perf.DEVICE, s)
-            for s in range(1, perf.rotation_sets(set_bytes))
-        ]
-        ms = perf.median_ms(perf.rotating([reallaunch.vllm_gdn_call(config, p) for p in problems]))
-        eager = perf.rotating([partial(gdn.eager_torch, config, p) for p in problems])
-        figures = perf.Figures(ms, set_bytes, 0, perf.median_ms(eager), "eager torch", ceilings)
-        rows.append(
-            _row("vllm _fused_post_conv_kernel", perf.gdn_shape_id(config, seq_len), figures)
+        kernel = "vllm _fused_post_conv_kernel"
+        m = perf.measure_gdn(
+            reallaunch.vllm_gdn(gconfig), kernel, gconfig, seq_len, ceilings, cache
         )
-        del problems
+        rows.append(_row(m))
         torch.cuda.empty_cache()
     return rows
 
 
-def _row(kernel: str, shape: str, f: perf.Figures) -> dict[str, Any]:
+def _row(m: perf.Measurement) -> dict[str, Any]:
+    f = m.figures
     return {
-        "kernel": kernel,
-        "shape": shape,
+        "kernel": m.kernel,
+        "shape": m.shape,
+        "numerics": "; ".join(m.problems) or "ok",
         "ms": round(f.ms, 4),
         "tflops": round(f.tflops, 1),
         "gbps": round(f.gbps),

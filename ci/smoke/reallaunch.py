@@ -29,16 +29,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
-from ci.smoke import attention, gdn
+from ci.smoke import attention, gdn, vllm_corpus
 
 if TYPE_CHECKING:
     from ci.smoke.checks import RecordProperty
     from ci.smoke.lane import LaneContext
 
-# vLLM's Triton backend's decode split (vllm/v1/attention/backends/triton_attn.py).
-NUM_SEGMENTS = 16
-# Sequences of the 3D problem: decode only, short and long contexts.
-DECODE_SEQUENCES = ((1, 37), (1, 300), (1, 5))
 GDN_LEN = 37
 # max |ours - torch| / max |torch| for FlagGems' bf16 ops (one bf16 rounding of the output
 # plus a different summation order).
@@ -56,9 +52,10 @@ class LaunchCheck:
     run: Callable[[], List[str]]
 
 
-def vllm_attention_call(p: "attention.AttentionProblem", decode_3d: bool) -> Callable[[], None]:
+def vllm_attention_call(p: "attention.AttentionProblem") -> Callable[[], None]:
     """vLLM's ``unified_attention`` on the mirror's problem, as vLLM's Triton backend calls
-    it; ``decode_3d`` takes the split-KV path (every sequence under the 3D threshold)."""
+    it: with the backend's 3D threshold and softmax-segment buffers, so that vLLM's launcher
+    itself picks the split-KV path (decode-only batches of few sequences) or the 2D one."""
     import torch
     from vllm.v1.attention.ops.triton_unified_attention import unified_attention
 
@@ -66,18 +63,16 @@ def vllm_attention_call(p: "attention.AttentionProblem", decode_3d: bool) -> Cal
     query_lens = (p.query_start_loc[1:] - p.query_start_loc[:-1]).tolist()
     descale = torch.ones(1, 1, dtype=torch.float32, device=p.q.device).expand(seqs, p.num_kv_heads)
     heads, head = p.q.shape[1], p.q.shape[2]
-    extra: Dict[str, Any] = {}
-    if decode_3d:
-        segments = (p.q.shape[0], heads, NUM_SEGMENTS)
-        extra = {
-            "seq_threshold_3D": seqs,
-            "num_par_softmax_segments": NUM_SEGMENTS,
-            "softmax_segm_output": torch.empty(
-                *segments, head, dtype=torch.float32, device=p.q.device
-            ),
-            "softmax_segm_max": torch.empty(*segments, dtype=torch.float32, device=p.q.device),
-            "softmax_segm_expsum": torch.empty(*segments, dtype=torch.float32, device=p.q.device),
-        }
+    threshold = vllm_corpus.MIN_LAUNCH_GRID_SIZE_2D // p.num_kv_heads
+    segments = (threshold, heads, vllm_corpus.NUM_SEGMENTS)
+    f32 = {"dtype": torch.float32, "device": p.q.device}
+    extra: Dict[str, Any] = {
+        "seq_threshold_3D": threshold,
+        "num_par_softmax_segments": vllm_corpus.NUM_SEGMENTS,
+        "softmax_segm_output": torch.empty(*segments, head, **f32),
+        "softmax_segm_max": torch.empty(*segments, **f32),
+        "softmax_segm_expsum": torch.empty(*segments, **f32),
+    }
     return partial(
         unified_attention,
         q=p.q,
@@ -110,18 +105,34 @@ def vllm_gdn_call(config: "gdn.GdnConfig", p: "gdn.GdnProblem") -> Callable[[], 
     return partial(fused_post_conv_prep, p.mixed_qkv, p.a, p.b, p.A_log, p.dt_bias, s.H, s.K, s.V)
 
 
+def vllm_gdn(config: "gdn.GdnConfig") -> Callable[["gdn.GdnProblem"], Callable[[], None]]:
+    """vLLM's GDN launch per problem, leaving its results in the problem's outputs."""
+
+    def call(p: "gdn.GdnProblem") -> Callable[[], None]:
+        run = vllm_gdn_call(config, p)
+
+        def launch() -> None:
+            p.q, p.k, p.v, p.g, p.beta = run()
+
+        return launch
+
+    return call
+
+
 def _attention_check(device: str, head: int, decode_3d: bool) -> List[str]:
     config = attention.AttentionConfig(head, 16, 32, 4, 2, "bf16")
-    sequences = DECODE_SEQUENCES if decode_3d else attention.SEQUENCES
+    # The mirror's batches of its 2D and 3D numerics: vLLM's launcher takes the 3D path for
+    # the decode-only one (4 sequences, under its threshold of 128 // 2 KV heads).
+    sequences = attention.DECODE_SEQUENCES if decode_3d else attention.SEQUENCES
     p = attention.make_problem(config, device, sequences=sequences)
-    vllm_attention_call(p, decode_3d)()
+    vllm_attention_call(p)()
     return attention.compare(p.out, attention.reference(p), config.dtype)
 
 
 def _gdn_check(device: str) -> List[str]:
     config = next(c for c in gdn.CONFIGS if c.shape.name == "qwen3.6")
     p = gdn.make_problem(config, GDN_LEN, device)
-    p.q, p.k, p.v, p.g, p.beta = vllm_gdn_call(config, p)()
+    vllm_gdn(config)(p)()
     return gdn.compare(config, p, gdn.reference(config, p))
 
 
@@ -359,11 +370,20 @@ def launched(corpus: str, device: str) -> Tuple[Dict[str, Dict[str, Any]], str]:
 PACKAGES = {"vllm": "vllm", "flaggems": "flag-gems"}
 
 
+def source(corpus: str) -> str:
+    """``<distribution> <version>`` of the installed package (no version: not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    name = PACKAGES[corpus]
+    try:
+        return f"{name} {version(name)}"
+    except PackageNotFoundError:
+        return name
+
+
 def judge(corpus: str, name: str, lane: "LaneContext", record_property: "RecordProperty") -> None:
     """The smoke test of one check: launched on the lane's numerics device, failing with the
     mismatches (``numeric_mismatch``) or with the kind its launch's traceback shows."""
-    from importlib.metadata import PackageNotFoundError, version
-
     import pytest
 
     from ci.smoke import taxonomy
@@ -372,8 +392,7 @@ def judge(corpus: str, name: str, lane: "LaneContext", record_property: "RecordP
     check = next(c for c in CHECKS[corpus]("cpu") if c.name == name)
     record_property("kernel", check.kernel)
     record_property("scenario", check.scenario)
-    with contextlib.suppress(PackageNotFoundError):
-        record_property("source", f"{PACKAGES[corpus]} {version(PACKAGES[corpus])}")
+    record_property("source", source(corpus))
     device = numerics_device(lane)
     if corpus == "flaggems" and device == "cpu":
         pytest.skip(

@@ -252,6 +252,57 @@ def test_inspect_reports_a_label_that_differs_from_the_matrix(
     assert images.HASH_LABEL in out  # the recipe moved too: another tag
 
 
+def test_list_and_inspect_print_json_and_plain_tables(
+    engine: Engine, cpu_image: tuple[Lane, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, ref = cpu_image
+    info = engine.image(ref)
+    assert info is not None
+    assert cli.main(["images", "list", CPU_LANE, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["lane"] for row in rows} == {CPU_LANE}
+    (row,) = [row for row in rows if row["image"] == ref]
+    assert row == {
+        "image": ref,
+        "lane": CPU_LANE,
+        "compiler": info.labels["org.flagci.compiler"],
+        "size_bytes": info.size,
+        "created": info.created[:19],
+        "state": "current",
+    }
+    assert cli.main(["images", "list", CPU_LANE]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["image", "lane", "compiler", "size", "created", "state"]
+    (line,) = [line for line in table if line.startswith(ref + " ")]
+    assert line.split()[-1] == "current" and f"{info.size / 1e9:.2f} GB" in line
+
+    assert cli.main(["images", "inspect", CPU_LANE, "--image", ref, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"lane": CPU_LANE, "image": ref, "drift": []}]
+    context = tmp_path / "relabel"
+    context.mkdir()
+    (context / "Dockerfile").write_text(f"FROM {ref}\nLABEL org.flagci.pin.numpy=2.2.5\n")
+    tampered = f"flagci/test-json-tampered:{os.getpid()}"  # parallel test runs stay apart
+    images.follow(engine.build(context, tag=tampered, buildargs={}), "tampered")
+    capsys.readouterr()  # the build's progress
+    try:
+        assert cli.main(["images", "inspect", CPU_LANE, "--image", tampered, "--json"]) == 1
+    finally:
+        engine.remove_image(tampered)
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report == {
+        "lane": CPU_LANE,
+        "image": tampered,
+        "drift": [
+            {
+                "label": "org.flagci.pin.numpy",
+                "image": "2.2.5",
+                "matrix": "2.2.6",
+                "text": "org.flagci.pin.numpy: the image has 2.2.5, the matrix has 2.2.6",
+            }
+        ],
+    }
+
+
 CORRUPTED_LANES = """
 default_lane = "cpu-corrupted-wheel"
 [indexes.pypi]
