@@ -7,8 +7,9 @@
 2. moves the lane's Triton pin to 3.5.1 in a copy of the lane matrix, prepares that wheel
    (outside the timing) and builds again with the layer cache.
 
-Build progress goes to stderr; stdout gets both builds step by step and the ratio of
-their times. Needs a Docker engine
+Build progress goes to stderr; stdout gets both builds step by step, the ratio of their
+times, and the size of the full build's image against its base and its wheelhouse (what
+the image would carry twice if the wheels stayed in it). Needs a Docker engine
 (`bash .ci/docker-up.sh`). The 3.5.1 image is removed afterwards.
 """
 
@@ -56,6 +57,10 @@ def show(title: str, report: images.BuildReport) -> None:
     )
 
 
+def megabytes(size: int) -> str:
+    return f"{size / 1e6:,.0f} MB"
+
+
 def main() -> int:
     matrix = load_matrix()
     lane = matrix.lane(LANE)
@@ -64,6 +69,11 @@ def main() -> int:
         baseimage.ensure(engine)
         wheelhouse.prepare(matrix, lane, wheels / lane.name)
         full = images.build(engine, matrix, lane, wheels, nocache=True)
+        image = engine.image(full.ref)
+        base = engine.image(lane.base_image)
+        assert image is not None and base is not None
+        house = wheelhouse.prepare(matrix, lane, wheels / lane.name)
+        wheel_bytes = sum(wheel.path.stat().st_size for wheel in house.wheels)
 
         lanes = Path(tmp, "lanes.toml")
         lanes.write_text(moved_matrix_text(Path(matrix.source).read_text()))
@@ -82,6 +92,10 @@ def main() -> int:
         f"\nfull build {full.build_seconds:.1f} s, rebuild {rebuild.build_seconds:.1f} s:"
         f" the rebuild takes {ratio:.0%} of the full build"
         f" ({full.build_seconds / rebuild.build_seconds:.1f}x faster)"
+    )
+    print(
+        f"image {full.ref}: {megabytes(image.size)}; its base {megabytes(base.size)},"
+        f" the lane's wheels {megabytes(wheel_bytes)}"
     )
     return 0
 

@@ -418,8 +418,13 @@ def _failure_page(history: History, verdict: Verdict, out: Path) -> str:
     failure = verdict.failure
     links = []
     if failure is not None:
+        # Where the run's files were kept in its CI run's artifact, the published site has
+        # no copy: each links there; otherwise relative to the run folder.
         page_dir = (out / "failures").resolve()
         for path in failure.artifact_files:
+            if failure.artifacts_url:
+                links.append((failure.artifacts_url, path))
+                continue
             target = os.path.relpath(failure.run_dir / path, page_dir)
             href = "/".join(quote(part) for part in Path(target).as_posix().split("/"))
             links.append((href, path))

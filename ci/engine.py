@@ -72,6 +72,13 @@ class Engine:
         except docker.errors.DockerException as err:
             raise InfrastructureError(f"docker: looking up image {ref}: {err}") from None
 
+    def pull(self, ref: str) -> ImageInfo:
+        """Pull ``ref`` from its registry; what the engine then has under that name."""
+        try:
+            return ImageInfo.of(self.client.images.pull(ref))
+        except docker.errors.DockerException as err:
+            raise InfrastructureError(f"docker: pulling image {ref}: {err}") from None
+
     def images(self, label: str) -> list[ImageInfo]:
         """Local images carrying ``label`` (``key`` or ``key=value``), newest first."""
         try:

@@ -2,8 +2,11 @@
 
 Used by the local run (the embedded default: no Docker, no node). The venv is built from
 the lane's checked, hash-locked wheelhouse with ``pip install --no-index --require-hashes``
-and reused while the lock is unchanged. The smoke suite is not installed into it: a
-``.pth`` file points at this checkout, so the suite that runs is the one being developed.
+and reused while the lock is unchanged, by every checkout on the machine. What belongs to
+one checkout lives in a small venv of its own layered on the shared one: a ``.pth`` file
+pointing at this checkout (the smoke suite is not installed: the suite that runs is the one
+being developed) and the lane file. Two checkouts sharing one cache (two worktrees, a CI
+clone beside a developer's) never run each other's suite.
 """
 
 from __future__ import annotations
@@ -70,26 +73,44 @@ def prepare(
     house = wheelhouse.prepare(matrix, lane, cache / "wheelhouse" / lane.name)
     lock_text = house.lock.read_text(encoding="utf-8")
     digest = hashlib.sha256(lock_text.encode()).hexdigest()[:16]
-    env = LaneEnvironment(lane=lane.name, venv=cache / "envs" / f"{lane.name}-{digest}")
-    mark = env.venv / READY_MARK
+    packages = LaneEnvironment(lane=lane.name, venv=cache / "envs" / f"{lane.name}-{digest}")
+    mark = packages.venv / READY_MARK
     if not mark.exists():
-        _build(lane, env, house)
+        _build(lane, packages, house)
         atomic.write_text(mark, json.dumps({"lane": lane.name, "lock_sha256": digest}))
-    # Cheap, and always current: where the suite comes from and what the lane says.
-    site = next((env.venv / "lib").glob("python*/site-packages"))
-    atomic.write_text(site / "flagci-smoke.pth", f"{source_root()}\n")
+    checkout = hashlib.sha256(str(source_root()).encode()).hexdigest()[:12]
+    env = LaneEnvironment(
+        lane=lane.name, venv=cache / "checkouts" / f"{lane.name}-{digest}-{checkout}"
+    )
+    if not env.python.exists():
+        _venv(lane, env)
+    # Cheap, and always current: where the suite comes from, the shared packages and what
+    # the lane says. The .pth files are read in name order, so this checkout comes first on
+    # sys.path; a .pth line starting with "import" runs: addsitedir also reads the shared
+    # site's own .pth files, as if it were this venv's.
+    site = _site_packages(env)
+    shared = _site_packages(packages)
+    atomic.write_text(site / "flagci-lane.pth", f"import site; site.addsitedir({str(shared)!r})\n")
+    atomic.write_text(site / "flagci-checkout.pth", f"{source_root()}\n")
     atomic.write_text(env.lane_file, lane.lane_json(node))
     return env
 
 
-def _build(lane: Lane, env: LaneEnvironment, house: wheelhouse.Wheelhouse) -> None:
-    shutil.rmtree(env.venv, ignore_errors=True)
-    what = f"lane '{lane.name}': building its venv"
+def _site_packages(env: LaneEnvironment) -> Path:
+    return next((env.venv / "lib").glob("python*/site-packages"))
+
+
+def _venv(lane: Lane, env: LaneEnvironment) -> None:
     process.run(
         [lane_python(lane), "-m", "venv", "--without-pip", str(env.venv)],
         error=EnvironmentSetupError,
-        what=what,
+        what=f"lane '{lane.name}': making its venv",
     )
+
+
+def _build(lane: Lane, env: LaneEnvironment, house: wheelhouse.Wheelhouse) -> None:
+    shutil.rmtree(env.venv, ignore_errors=True)
+    _venv(lane, env)
     # The controller's pip installs into the lane venv: the venv itself needs no pip.
     process.run(
         [
@@ -109,5 +130,5 @@ def _build(lane: Lane, env: LaneEnvironment, house: wheelhouse.Wheelhouse) -> No
             str(house.lock),
         ],
         error=EnvironmentSetupError,
-        what=what,
+        what=f"lane '{lane.name}': installing its pins",
     )

@@ -42,7 +42,7 @@ from ci.verdicts import (
 
 DEFAULT_DB = Path("results/history.sqlite")
 SETTING = "FLAGCI_HISTORY_DB"  # the history to use when no --db is given
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 120.0
 BATCH = 2000
 _SCHEMA_LOCK = 0x466C6167  # PostgreSQL advisory lock held while creating the schema
@@ -65,7 +65,8 @@ CREATE TABLE IF NOT EXISTS runs (
     nodes TEXT NOT NULL,
     run_dir TEXT NOT NULL,
     digest TEXT NOT NULL,
-    ingested TEXT NOT NULL
+    ingested TEXT NOT NULL,
+    artifacts_url TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS run_lanes (
     run_id TEXT NOT NULL REFERENCES runs(run_id),
@@ -123,12 +124,14 @@ CREATE TABLE IF NOT EXISTS artifact_files (
 );
 """
 
-# Schema 1 (before notes, with perf.ms): brought up to date in place.
+# Older schemas, brought up to date in place, one step at a time: 1 (before notes, with
+# perf.ms), 2 (before the runs' artifacts_url).
 _MIGRATIONS = {
     1: (
         "ALTER TABLE results ADD COLUMN notes TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE perf RENAME COLUMN ms TO perf_ms",
     ),
+    2: ("ALTER TABLE runs ADD COLUMN artifacts_url TEXT NOT NULL DEFAULT ''",),
 }
 
 
@@ -398,7 +401,7 @@ class Store:
 
     def _insert_run(self, session: _Session, run: RunRecord, run_dir: Path, digest: str) -> None:
         session.run(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.run_id,
                 _utc(run.started),
@@ -409,6 +412,7 @@ class Store:
                 self._stored_run_dir(run_dir),
                 digest,
                 _utc(datetime.now(UTC)),
+                run.artifacts_url,
             ),
         )
         session.many(
@@ -537,9 +541,10 @@ class Store:
 
     def _observations(self, session: _Session) -> Observations:
         runs = tuple(
-            RunInfo(run_id, _parse_time(started), self.resolve_run_dir(run_dir), kind, status)
-            for run_id, started, run_dir, kind, status in session.rows(
-                "SELECT run_id, started, run_dir, kind, status FROM runs ORDER BY started, run_id"
+            RunInfo(run_id, _parse_time(started), self.resolve_run_dir(run_dir), kind, status, url)
+            for run_id, started, run_dir, kind, status, url in session.rows(
+                "SELECT run_id, started, run_dir, kind, status, artifacts_url FROM runs"
+                " ORDER BY started, run_id"
             )
         )
         lane_runs = tuple(
@@ -565,7 +570,7 @@ class Store:
     def _latest_failures(
         self, session: _Session, runs: tuple[RunInfo, ...], lane_runs: tuple[LaneRun, ...]
     ) -> dict[tuple[str, str], FailureRecord]:
-        run_dirs = {run.run_id: run.run_dir for run in runs}
+        by_id = {run.run_id: run for run in runs}
         failures: dict[tuple[str, str], FailureRecord] = {}
         for lane, run_id in latest_runs(runs, lane_runs).items():
             files: dict[tuple[str, str], list[str]] = {}
@@ -592,7 +597,8 @@ class Store:
                     failure_kind=kind,
                     artifacts=artifacts,
                     artifact_files=tuple(files.get((node, test), ())),
-                    run_dir=run_dirs[run_id],
+                    run_dir=by_id[run_id].run_dir,
+                    artifacts_url=by_id[run_id].artifacts_url,
                 )
         return failures
 

@@ -1,9 +1,10 @@
-"""Lane images: one Dockerfile per vendor family, built from the lane's hash-locked wheelhouse.
+"""Lane images: one Dockerfile for every family, built from the lane's hash-locked wheelhouse.
 
-A lane's image is described by a ``Recipe``: the family's Dockerfile (``docker/<vendor>/``),
-the build arguments taken from the lane matrix, and a content hash of the Dockerfile, the
-lane's pins, its ``lane.json`` and the smoke suite. The hash is the image tag, so building a
-lane whose tag exists does nothing.
+A lane's image is described by a ``Recipe``: the lane Dockerfile (``docker/lane/``), the
+build arguments taken from the lane matrix (where the families differ: base image, Python,
+compiler, the user the suite runs as), and a content hash of the Dockerfile, the build
+arguments, the lane's pins, its ``lane.json`` and the smoke suite. The hash is the image
+tag, so building a lane whose tag exists does nothing.
 
 The build context holds everything the build installs, so the build needs no network:
 
@@ -12,13 +13,16 @@ The build context holds everything the build installs, so the build needs no net
     wheelhouse/compiler/  the FlagTree or Triton wheel, with its requirements.lock
     smoke/                the smoke suite (a wheel of the ``ci`` package) and lane.json
 
-The compiler gets its own layer after the dependencies, so a changed FlagTree or Triton pin
-rebuilds only the layers from there on. OCI labels carry every pin; ``drift`` compares them
-with the lane matrix.
+The wheels are installed in a build stage and only the installed files reach the image, so
+no wheel stays in any of its layers. The compiler gets its own layer after the
+dependencies, so a changed FlagTree or Triton pin rebuilds only the layers from there on.
+OCI labels carry every pin, where the sources and the base image come from
+(``Provenance``, ``base_digest``); ``drift`` compares the pins with the lane matrix.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -26,6 +30,8 @@ import re
 import shutil
 import sys
 import time
+import tomllib
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -46,7 +52,7 @@ HASH_LABEL = "org.flagci.content-hash"
 # Part of every content hash: bump it when the build context's layout changes.
 CONTEXT_FORMAT = 1
 # Where, in the source tree, the parts of an image come from.
-DOCKER_FOLDER = "docker"
+DOCKERFILE = "docker/lane/Dockerfile"
 SMOKE_SOURCES = ("ci/__init__.py", "ci/smoke")
 PACKAGE_SOURCES = ("pyproject.toml", "README.md", "ci")
 
@@ -93,21 +99,33 @@ class Recipe:
         return f"{self.repository}:{self.content_hash}"
 
 
-def recipe_for(lane: Lane, root: Path | None = None) -> Recipe:
-    root = root or source_root()
-    dockerfile = root / DOCKER_FOLDER / lane.vendor / "Dockerfile"
-    if not dockerfile.is_file():
-        raise EnvironmentSetupError(
-            f"lane '{lane.name}': no Dockerfile at {dockerfile} (images are built from the"
-            " flagci source tree)"
-        )
-    buildargs = {
+# The unprivileged user of an image whose lane has a non-zero ``device.uid``.
+UNPRIVILEGED_HOME = "/home/lane"
+
+
+def build_arguments(lane: Lane) -> dict[str, str]:
+    """The lane Dockerfile's build arguments: every way one lane's image differs from
+    another's, from the lane matrix."""
+    return {
         "BASE_IMAGE": lane.base_image,
         "PYTHON": lane.python,
         "COMPILER_PACKAGE": lane.compiler.package,
         "COMPILER_VERSION": lane.compiler.version,
         "UNCHECKED_PACKAGES": " ".join(p.name for p in lane.pins if not p.check_dependencies),
+        "USER_ID": str(lane.device.uid),
+        "USER_HOME": "/root" if lane.device.uid == 0 else UNPRIVILEGED_HOME,
     }
+
+
+def recipe_for(lane: Lane, root: Path | None = None) -> Recipe:
+    root = root or source_root()
+    dockerfile = root / DOCKERFILE
+    if not dockerfile.is_file():
+        raise EnvironmentSetupError(
+            f"lane '{lane.name}': no Dockerfile at {dockerfile} (images are built from the"
+            " flagci source tree)"
+        )
+    buildargs = build_arguments(lane)
     content = {
         "format": CONTEXT_FORMAT,
         "dockerfile": wheelhouse.sha256_of(dockerfile),
@@ -120,14 +138,96 @@ def recipe_for(lane: Lane, root: Path | None = None) -> Recipe:
     return Recipe(lane=lane, dockerfile=dockerfile, buildargs=buildargs, content_hash=digest[:16])
 
 
-def labels_for(recipe: Recipe, house: wheelhouse.Wheelhouse, created: str) -> dict[str, str]:
+UNKNOWN = "unknown"
+# SPDX's word for "the project states no license".
+NO_LICENSE = "NOASSERTION"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the sources an image is built from come from (its OCI source, revision and
+    licenses labels)."""
+
+    source: str
+    revision: str
+    licenses: str
+
+
+def _git(root: Path, *args: str) -> str:
+    """The output of a git query in ``root``, or "" where there is no answer (no git, not a
+    repository, no such remote)."""
+    try:
+        result = process.run(
+            ["git", "-C", root, *args],
+            error=EnvironmentSetupError,
+            what="git",
+            capture=True,
+            check=False,
+            quiet=True,
+        )
+    except EnvironmentSetupError:  # no git at all
+        return ""
+    return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` less any user and password (a CI clone's remote may carry a token)."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.scheme or "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _declared_license(root: Path) -> str:
+    """The license ``pyproject.toml`` declares (an SPDX expression, or a table's text)."""
+    try:
+        project = tomllib.loads((root / "pyproject.toml").read_text("utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return NO_LICENSE
+    declared = project.get("license")
+    if isinstance(declared, dict):
+        declared = declared.get("text")
+    return declared.strip() if isinstance(declared, str) and declared.strip() else NO_LICENSE
+
+
+@functools.cache
+def provenance(root: Path) -> Provenance:
+    """The provenance of the source tree at ``root``, decided once per process: its git
+    remote ``origin`` and commit ("unknown" outside git), and its declared license."""
+    return Provenance(
+        source=_without_credentials(_git(root, "remote", "get-url", "origin")) or UNKNOWN,
+        revision=_git(root, "rev-parse", "--verify", "HEAD") or UNKNOWN,
+        licenses=_declared_license(root),
+    )
+
+
+def base_digest(base: ImageInfo) -> str:
+    """The digest of the base image as the engine has it: its registry digest where it was
+    pulled, else its image id (a base made here, as the debootstrapped Debian base)."""
+    if base.repo_digests:
+        return base.repo_digests[0].partition("@")[2]
+    return base.id
+
+
+def labels_for(
+    recipe: Recipe,
+    house: wheelhouse.Wheelhouse,
+    created: str,
+    base: ImageInfo,
+    origin: Provenance,
+) -> dict[str, str]:
+    """Every label of ``recipe``'s image, built from ``house`` on ``base``."""
     lane = recipe.lane
     labels = {
         "org.opencontainers.image.title": recipe.repository,
         "org.opencontainers.image.description": lane.description,
         "org.opencontainers.image.version": recipe.content_hash,
         "org.opencontainers.image.created": created,
+        "org.opencontainers.image.source": origin.source,
+        "org.opencontainers.image.revision": origin.revision,
+        "org.opencontainers.image.licenses": origin.licenses,
         "org.opencontainers.image.base.name": lane.base_image,
+        "org.opencontainers.image.base.digest": base_digest(base),
         "org.opencontainers.image.vendor": "flagci",
         LANE_LABEL: lane.name,
         HASH_LABEL: recipe.content_hash,
@@ -366,12 +466,14 @@ def build(
         return BuildReport(lane.name, recipe.ref, existing.id, built=False, seconds=0.0)
     if lane.base_image == baseimage.DEBIAN_BASE.ref:
         baseimage.ensure(engine)
+    # Resolved before the build, so that its digest is the one of the base the build uses.
+    base = engine.image(lane.base_image) or engine.pull(lane.base_image)
     house = wheelhouse.prepare(matrix, lane, wheelhouse_root / lane.name)
     created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     context = build_context(
         recipe,
         house,
-        labels_for(recipe, house, created),
+        labels_for(recipe, house, created, base, provenance(source_root())),
         engine.scratch / f"context-{recipe.content_hash}",
     )
     add_smoke_wheel(context / "smoke")

@@ -124,6 +124,10 @@ class Device(_Model):
     devices: tuple[StrictStr, ...] = ()
     smi: StrictStr = ""
     docker_args: tuple[StrictStr, ...] = ()
+    # The user the lane's image runs the suite as: 0 (root) where the device nodes reach the
+    # container with whatever modes the node's driver gave them, as in the vendors' runtime
+    # images; another uid gets an unprivileged user of that uid.
+    uid: Annotated[StrictInt, Field(ge=0)] = 0
 
 
 class Model(_Model):

@@ -36,7 +36,9 @@ def observations_of(run_dir: Path) -> Observations:
     """One run folder as the only run of a history."""
     record, _ = runfolder.read_record(run_dir)
     cases = runfolder.read_cases(run_dir / "merged.xml", record.lanes)
-    run = RunInfo(record.run_id, record.started, run_dir, record.kind, record.status)
+    run = RunInfo(
+        record.run_id, record.started, run_dir, record.kind, record.status, record.artifacts_url
+    )
     lane_runs = tuple(
         LaneRun(
             record.run_id,
@@ -68,6 +70,7 @@ def observations_of(run_dir: Path) -> Observations:
                 artifacts=case.artifacts,
                 artifact_files=tuple(runfolder.artifact_files(run_dir, case)),
                 run_dir=run_dir,
+                artifacts_url=record.artifacts_url,
             ),
         )
     return Observations((run,), lane_runs, results, perf, failures)

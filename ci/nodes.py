@@ -11,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from fabric import Connection
+from rich.table import Table
 
-from ci import inventory, nodehealth, process
+from ci import inventory, nodehealth, process, tables
 from ci.errors import InfrastructureError
 from ci.lanes import LaneMatrix
 
@@ -96,9 +97,11 @@ def check(
         return list(pool.map(one, nodes))
 
 
-def table(checks: list[NodeCheck]) -> str:
-    header = ("node", "address", "reachable", "docker", "free GiB", "devices", "driver", "verdict")
-    rows = [header]
+def table(checks: list[NodeCheck]) -> Table:
+    shown = tables.table(
+        "node", "address", "reachable", "docker", "free GiB", "devices", "driver", "verdict",
+        right=["free GiB", "devices"],
+    )  # fmt: skip
     for item in checks:
         facts = item.verdict.facts if item.verdict else {}
         if item.verdict is None:
@@ -107,22 +110,15 @@ def table(checks: list[NodeCheck]) -> str:
             verdict = "healthy"
         else:
             verdict = "unhealthy: " + "; ".join(item.verdict.problems)
-        rows.append(
-            (
-                item.node.name,
-                "local" if item.node.local else f"{item.node.address}:{item.node.port}",
-                "yes" if item.verdict is not None else "no",
-                str(facts.get("docker", "-")),
-                str(facts.get("free_gib", "-")),
-                str(facts.get("devices", "-")),
-                str(facts.get("driver", "-") or "-"),
-                verdict,
-            )
+        tables.add(
+            shown,
+            item.node.name,
+            "local" if item.node.local else f"{item.node.address}:{item.node.port}",
+            "yes" if item.verdict is not None else "no",
+            facts.get("docker", "-"),
+            facts.get("free_gib", "-"),
+            facts.get("devices", "-"),
+            facts.get("driver", "-") or "-",
+            verdict,
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
-        + "  "
-        + row[-1]
-        for row in rows
-    )
+    return shown

@@ -12,6 +12,7 @@ import os
 import shlex
 import signal
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -58,28 +59,42 @@ def run(
     if it fails or runs past ``timeout``, which ends its whole process group.
 
     With ``capture`` the output is returned (and put in the error message on failure);
-    without it the command writes straight to this process' stdout and stderr.
+    without it the command writes straight to this process' stdout and stderr, unless the
+    reporter has a live display on the terminal: then its output goes through the reporter,
+    line by line, so that it is printed above the display instead of through it.
     """
     if not quiet:
         echo(args)
     full_env = None if env is None else {**os.environ, **env}
-    pipe = subprocess.PIPE if capture else None
+    streamed = not capture and reporter.current().live
+    stdout_to = subprocess.PIPE if capture or streamed else None
+    stderr_to = subprocess.STDOUT if streamed else (subprocess.PIPE if capture else None)
     try:
         child = subprocess.Popen(
             [str(a) for a in args],
             env=full_env,
             cwd=cwd,
             text=True,
-            stdout=pipe,
-            stderr=pipe,
+            errors="replace" if streamed else None,
+            stdout=stdout_to,
+            stderr=stderr_to,
             start_new_session=True,
         )
     except FileNotFoundError:
         raise error(f"{what}: command not found: {args[0]}") from None
+    forwarder = _forward_lines(child) if streamed else None
+    stdout: str | None = None
+    stderr: str | None = None
     try:
-        stdout, stderr = child.communicate(timeout=timeout)
+        if forwarder is None:
+            stdout, stderr = child.communicate(timeout=timeout)
+        else:
+            child.wait(timeout=timeout)
+            _drain(child, forwarder)
     except subprocess.TimeoutExpired:
         kill_group(child)
+        if forwarder is not None:
+            _drain(child, forwarder)
         raise error(f"{what}: timed out after {timeout} s: {quoted(args)}") from None
     except BaseException:  # an interrupt of flagci: take the command's group down with it
         kill_group(child)
@@ -92,3 +107,28 @@ def run(
             detail = "\n" + "\n".join(tail)
         raise error(f"{what} failed (exit {result.returncode}){detail}")
     return result
+
+
+def _forward_lines(child: subprocess.Popen[str]) -> threading.Thread:
+    """Hand each line the child (and whatever it starts) writes to the reporter."""
+    assert child.stdout is not None
+    lines = child.stdout
+    out = reporter.current()
+
+    def forward() -> None:
+        with lines:
+            for text in lines:
+                out.output(text.rstrip("\n"))
+
+    thread = threading.Thread(target=forward, name=f"output of {child.pid}", daemon=True)
+    thread.start()
+    return thread
+
+
+def _drain(child: subprocess.Popen[str], forwarder: threading.Thread) -> None:
+    """Wait for the last lines; members of the group still holding the pipe after the
+    leader exited get the grace, then are ended (as on a timeout)."""
+    forwarder.join(timeout=KILL_GRACE_S)
+    if forwarder.is_alive():
+        kill_group(child)
+        forwarder.join(timeout=KILL_GRACE_S)

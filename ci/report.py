@@ -1,4 +1,5 @@
-"""A run's human-readable results: ``index.html`` (opens from disk) and the summary table."""
+"""A run's human-readable results: ``index.html`` (opens from disk), the summary table and
+the first failures."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci import atomic, pages
+from rich.table import Table
+
+from ci import atomic, pages, tables
 from ci.runfolder import CaseResult
 
 OUTCOMES = ("passed", "failed", "error", "skipped")
@@ -35,32 +38,35 @@ def counts(results: Iterable[CaseResult]) -> dict[Column, Counter[str]]:
     return table
 
 
-def summary_table(results: list[CaseResult]) -> str:
-    """Plain-text table: one row per (lane, node), then the first failures."""
+def summary_table(results: list[CaseResult]) -> Table:
+    """One row per (lane, node): how many testcases had each outcome."""
     table = counts(results)
-    cols = columns(results)
-    width = max([len(c.label) for c in cols] + [len("lane @ node")])
-    lines = [f"{'lane @ node':<{width}}  {'passed':>6} {'failed':>6} {'error':>6} {'skipped':>7}"]
-    for col in cols:
-        c = table[col]
-        lines.append(
-            f"{col.label:<{width}}  {c['passed']:>6} {c['failed']:>6} {c['error']:>6}"
-            f" {c['skipped']:>7}"
-        )
+    shown = tables.table("lane @ node", *OUTCOMES, right=OUTCOMES)
+    for col in columns(results):
+        tables.add(shown, col.label, *(table[col][outcome] for outcome in OUTCOMES))
+    return shown
+
+
+def failure_list(results: list[CaseResult]) -> list[str]:
+    """The first failing testcases, one line each with its kind and first line of text."""
     bad = [r for r in results if r.failed]
-    if bad:
-        lines.append("")
-        lines.append(f"{len(bad)} failing testcase(s):")
-        for r in bad[:FAILURES_LISTED]:
-            first = (r.message or r.details).strip().splitlines()[:1]
-            text = first[0][:160] if first else ""
-            lines.append(f"  [{r.failure_kind or r.outcome}] {r.lane} {r.test}: {text}")
-        if len(bad) > FAILURES_LISTED:
-            lines.append(f"  ... and {len(bad) - FAILURES_LISTED} more (see index.html)")
-    return "\n".join(lines)
+    if not bad:
+        return []
+    lines = [f"{len(bad)} failing testcase(s):"]
+    for r in bad[:FAILURES_LISTED]:
+        first = (r.message or r.details).strip().splitlines()[:1]
+        text = first[0][:160] if first else ""
+        lines.append(f"  [{r.failure_kind or r.outcome}] {r.lane} {r.test}: {text}")
+    if len(bad) > FAILURES_LISTED:
+        lines.append(f"  ... and {len(bad) - FAILURES_LISTED} more (see index.html)")
+    return lines
 
 
-def write_html(results: list[CaseResult], dest: Path, title: str) -> Path:
+def write_html(
+    results: list[CaseResult], dest: Path, title: str, *, artifacts_url: str = ""
+) -> Path:
+    """The run's page; each failure links to its artifact folder beside the page, or to
+    ``artifacts_url`` (the CI run's artifacts) where the files are kept there."""
     grid: dict[str, dict[Column, CaseResult]] = defaultdict(dict)
     for r in results:
         grid[r.test][Column(r.lane, r.node)] = r
@@ -74,6 +80,7 @@ def write_html(results: list[CaseResult], dest: Path, title: str) -> Path:
         grid=sorted(grid.items()),
         failures=failures,
         anchors={r.key: f"failure-{i}" for i, r in enumerate(failures)},
+        artifacts_url=artifacts_url,
     )
     atomic.write_text(dest, text)
     return dest

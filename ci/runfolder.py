@@ -90,6 +90,21 @@ class LaneRecord(_Record):
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+class CIRunRecord(_Record):
+    """The GitHub Actions run that made a run folder: its artifacts hold the run's files
+    (reproducers, bundles, IR), which the published site links to instead of copying."""
+
+    # Strict shapes: the URL built from these goes into published pages.
+    server_url: Annotated[StrictStr, Field(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?$")]
+    repository: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")]
+    run_id: Annotated[StrictStr, Field(pattern=r"^[0-9]{1,20}$")]
+
+    @property
+    def artifacts_url(self) -> str:
+        """The run's page, at its list of artifacts."""
+        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}#artifacts"
+
+
 class RunRecord(_Record):
     run_id: RunId
     started: datetime
@@ -98,6 +113,12 @@ class RunRecord(_Record):
     lanes: Annotated[dict[StrictStr, LaneRecord], Field(min_length=1)]
     nodes: tuple[StrictStr, ...] = ()
     status: StrictStr = ""
+    ci_run: CIRunRecord | None = None
+
+    @property
+    def artifacts_url(self) -> str:
+        """Where the run's files are kept, when not beside run.json ("": beside it)."""
+        return self.ci_run.artifacts_url if self.ci_run else ""
 
 
 @dataclass(frozen=True, slots=True)

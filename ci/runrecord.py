@@ -9,8 +9,9 @@ run) still appears, as an infrastructure error: nothing is silently lost.
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from junitparser.xunit2 import JUnitXml
+from pydantic import ValidationError
+from rich.table import Table
 
-from ci import atomic, junit, report, reporter, runfolder
+from ci import atomic, junit, report, reporter, runfolder, tables
 from ci.errors import ReportError
 from ci.lanes import Lane, LaneMatrix
 
@@ -99,15 +102,34 @@ class Run:
             self.parts[key] = Part(node, lane, self.folder / "lanes" / part_name(node, lane))
         return self.parts[key]
 
-    def steps_table(self) -> str:
-        width = max((len(s.name) for s in self.steps), default=4)
-        return "\n".join(f"{s.name:<{width}}  {s.seconds:8.1f} s" for s in self.steps)
+    def steps_table(self) -> Table:
+        shown = tables.table("step", "seconds", right=["seconds"])
+        for step in self.steps:
+            tables.add(shown, step.name, f"{step.seconds:.1f}")
+        return shown
 
     def finish(self, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
         with self.step("merge JUnit, write report"):
             result = _write_record(self, matrix, lanes)
-        reporter.current().line("\nsteps:\n" + self.steps_table())
+        reporter.current().line("\nsteps:")
+        reporter.current().table(self.steps_table())
         return result
+
+
+def ci_run(environ: Mapping[str, str]) -> runfolder.CIRunRecord | None:
+    """The GitHub Actions run this process runs in (None outside Actions): its artifacts
+    will hold this run folder, so pages published without the files can link there."""
+    if environ.get("GITHUB_ACTIONS") != "true":
+        return None
+    try:
+        return runfolder.CIRunRecord(
+            server_url=environ.get("GITHUB_SERVER_URL", ""),
+            repository=environ.get("GITHUB_REPOSITORY", ""),
+            run_id=environ.get("GITHUB_RUN_ID", ""),
+        )
+    except ValidationError as err:  # a run is never lost for a link: record none, say why
+        reporter.current().warn(f"not recording the Actions run in run.json: {err}")
+        return None
 
 
 def lane_summary(matrix: LaneMatrix, lane: Lane) -> dict[str, Any]:
@@ -159,7 +181,13 @@ def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
     bad = any(r.outcome in ("failed", "error") for r in results)
     infra = any(p.infrastructure_error for p in parts)
     status = "error" if infra else ("failed" if bad else "passed")
-    report.write_html(results, run.folder / "index.html", f"flagci run {run.run_id}: {status}")
+    made_in = ci_run(os.environ)
+    report.write_html(
+        results,
+        run.folder / "index.html",
+        f"flagci run {run.run_id}: {status}",
+        artifacts_url=made_in.artifacts_url if made_in else "",
+    )
     record = {
         "run_id": run.run_id,
         "kind": run.kind,
@@ -178,6 +206,7 @@ def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
         ],
         "steps": [{"name": s.name, "seconds": round(s.seconds, 3)} for s in run.steps],
         "status": status,
+        **({"ci_run": made_in.model_dump()} if made_in else {}),
     }
     atomic.write_text(run.folder / "run.json", json.dumps(record, indent=2))
     return RunResult(run_dir=run.folder, results=results, status=status)

@@ -3,7 +3,8 @@
 GitHub Pages takes 1 GB; the results folder grows every night. The site holds the
 dashboard, and for each of the last ``runs`` runs its report (``index.html``), summary and
 ``run.json``; never the history database, JUnit or artifact files, which stay in the
-runs' CI artifacts.
+runs' CI artifacts: the pages of a run made in GitHub Actions link its files there
+(``RunRecord.artifacts_url``).
 """
 
 from __future__ import annotations

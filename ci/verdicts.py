@@ -77,6 +77,8 @@ class RunInfo:
     run_dir: Path
     kind: str
     status: str
+    # The CI run's artifacts, where the run's files are kept ("": in run_dir).
+    artifacts_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,8 @@ class FailureRecord:
     artifacts: str
     artifact_files: tuple[str, ...]
     run_dir: Path
+    # The CI run's artifacts, where artifact_files are kept ("": under run_dir).
+    artifacts_url: str = ""
 
     @property
     def text(self) -> str:

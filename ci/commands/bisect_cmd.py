@@ -13,7 +13,7 @@ from ci.commands.run_cmd import add_executor_arguments, executor_from, record_hi
 from ci.errors import UsageError
 from ci.smoke.compiler import FAILURE_NAME
 from ci.smoke.triage import draft_report
-from ci.triage.bisect import bisect, render
+from ci.triage.bisect import bisect, table
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,8 +47,11 @@ def _bisect(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
     executor = executor_from(args, matrix)
     result, run = bisect(matrix, args.family, args.test_id, executor, Path(args.results))
-    reporter.current().line("\n".join(render(result)))
-    reporter.current().line(f"run: {run.run_dir}")
+    out = reporter.current()
+    out.line(f"bisect {result.family} {result.test_id}")
+    out.table(table(result))
+    out.line(result.verdict)
+    out.line(f"run: {run.run_dir}")
     record_history(args, run)
     if args.json_out:
         report = {**result.to_json(), "run": run.run_dir.name}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci import dashboard, history, runfolder, site
+from ci import dashboard, history, reporter, runfolder, site, tables
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.errors import UsageError
@@ -120,8 +120,10 @@ def _runs(args: argparse.Namespace) -> int:
         ]
         print_json(rows)
         return 0
+    shown = tables.table("run", "started", "kind", "status")
     for run in runs:
-        print(f"{run.run_id}  {run.started:%Y-%m-%d %H:%M}  {run.kind}  {run.status}")
+        tables.add(shown, run.run_id, f"{run.started:%Y-%m-%d %H:%M}", run.kind, run.status)
+    reporter.current().table(shown)
     return 0
 
 
@@ -163,6 +165,7 @@ def _verdicts(args: argparse.Namespace) -> int:
         }
         print_json(document)
         return 0
+    shown = tables.table("lane", "test", "verdict", "notes")
     for verdict in chosen:
         notes = []
         if verdict.failing_since:
@@ -172,10 +175,8 @@ def _verdicts(args: argparse.Namespace) -> int:
             notes.append(f"FlagTree regression (baseline {verdict.regression_of} passes)")
         if verdict.known_issue:
             notes.append(f"known: {verdict.known_issue.id} {verdict.known_issue.upstream}")
-        print(
-            f"{verdict.lane}  {verdict.test}  {verdict.kind.value}"
-            + ("  " + "; ".join(notes) if notes else "")
-        )
+        tables.add(shown, verdict.lane, verdict.test, verdict.kind.value, "; ".join(notes))
+    reporter.current().table(shown)
     for check in state.fix_checks:
         print(f"{check.issue.id} fixed in {check.version}: {check.status.value}")
     return 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ci import baseimage, images
+from ci import baseimage, images, reporter, tables
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.engine import connect
@@ -77,7 +77,8 @@ def _build(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
     wanted: list[str | None] = [matrix.lane(name).name for name in args.lanes] or [None]
-    rows = []
+    rows: list[dict[str, object]] = []  # --json: the size in bytes
+    shown = tables.table("image", "lane", "compiler", "size", "created", "state", right=["size"])
     with connect() as engine:
         for name in wanted:
             for info in images.lane_images(engine, name):
@@ -89,16 +90,26 @@ def _list(args: argparse.Namespace) -> int:
                     state = "current" if info.labels.get(images.HASH_LABEL) == current else "stale"
                 ref = info.tags[0] if info.tags else info.id[:19]
                 compiler = info.labels.get("org.flagci.compiler", "")
+                created = info.created[:19]
+                rows.append(
+                    {
+                        "image": ref,
+                        "lane": lane_name,
+                        "compiler": compiler,
+                        "size_bytes": info.size,
+                        "created": created,
+                        "state": state,
+                    }
+                )
                 size = f"{info.size / 1e9:.2f} GB"
-                rows.append((ref, lane_name, compiler, size, info.created[:19], state))
+                tables.add(shown, ref, lane_name, compiler, size, created, state)
     if args.json:
-        keys = ("image", "lane", "compiler", "size", "created", "state")
-        print_json([dict(zip(keys, row, strict=True)) for row in rows])
+        print_json(rows)
         return 0
-    for row in rows:
-        print("  ".join(row))
     if not rows:
         print("no lane images", file=sys.stderr)
+        return 0
+    reporter.current().table(shown)
     return 0
 
 
@@ -122,7 +133,11 @@ def _inspect(args: argparse.Namespace) -> int:
                 raise UsageError(f"no image {ref}")
             current = images.recipe_for(lane).content_hash
             differences = images.drift(lane, info.labels, current)
-            report.append({"lane": lane.name, "image": ref, "drift": list(differences)})
+            drift = [
+                {"label": d.key, "image": d.image, "matrix": d.matrix, "text": str(d)}
+                for d in differences
+            ]
+            report.append({"lane": lane.name, "image": ref, "drift": drift})
             if args.json:
                 drifted = drifted or bool(differences)
                 continue

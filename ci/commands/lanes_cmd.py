@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ci import atomic
+from ci import atomic, reporter, tables
 from ci.commands.output import add_json_option, print_json
 from ci.lanes import LaneMatrix, load_matrix
 
@@ -48,11 +48,18 @@ def _list(args: argparse.Namespace) -> int:
             ]
         )
         return 0
-    width = max(len(name) for name in matrix.lanes)
+    shown = tables.table("lane", "vendor", "python", "targets", "default")
     for name, lane in matrix.lanes.items():
         targets = ",".join(t.label for t in lane.targets)
-        default = " (default)" if name == matrix.default_lane else ""
-        print(f"{name:<{width}}  {lane.vendor:<8}  py{lane.python:<5} {targets}{default}")
+        tables.add(
+            shown,
+            name,
+            lane.vendor,
+            lane.python,
+            targets,
+            "yes" if name == matrix.default_lane else "",
+        )
+    reporter.current().table(shown)
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci import inventory, nodehealth, nodes
+from ci import inventory, nodehealth, nodes, reporter
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.errors import InfrastructureError
@@ -46,7 +46,7 @@ def _check(args: argparse.Namespace) -> int:
             ]
         )
     else:
-        print(nodes.table(checks))
+        reporter.current().table(nodes.table(checks))
     bad = [c.node.name for c in checks if not c.healthy]
     if bad:
         names = ", ".join(bad)

@@ -93,7 +93,11 @@ def _run(args: argparse.Namespace) -> int:
 def after_run(args: argparse.Namespace, result: runrecord.RunResult, matrix: LaneMatrix) -> int:
     """After a run: the summary, the history and dashboard, the verdicts and exit status."""
     out = reporter.current()
-    out.line("\n" + report.summary_table(result.results))
+    out.line("")
+    out.table(report.summary_table(result.results))
+    failures = report.failure_list(result.results)
+    if failures:
+        out.line("\n" + "\n".join(failures))
     out.line(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
     store, board = record_history(args, result, matrix)
     # Verdicts, summary.md and the exit code: known failures are expected (ci/nightly.py).

@@ -36,6 +36,9 @@ FAILURE_NAME = "failure.json"
 WORKER_LOG_NAME = "worker-stderr.log"
 # Protocol lines the child writes: a phase marker before triton.compile runs, then the outcome.
 PHASE_COMPILING = {"phase": "compiling"}
+# Launch options a job may leave out (as vLLM's attention launch does): the backend's
+# defaults apply, and the outcome records what they were.
+DEFAULTED_OPTIONS = ("num_warps", "num_stages")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class CompileJob:
     kernel: str
     signature: Dict[str, str]
     constexprs: Dict[str, Any]
+    # What the launch passes, nothing more: an option left out is the backend's default
+    # (spec.json of a bundle leaves it out alike, so the replay takes the same default).
     options: Dict[str, Any]
     target: Target
     artifacts: str
@@ -95,6 +100,8 @@ class CompileOutcome:
     files: List[str] = field(default_factory=list)
     # The TTGIR's identity (``tritonapi.ir_identity``) of a good compile: the variant compiled.
     ttgir_sha256: Optional[str] = None
+    # The values the backend chose for the DEFAULTED_OPTIONS the job left out.
+    backend_defaults: Dict[str, Any] = field(default_factory=dict)
     traceback: str = ""
     exit_status: Optional[int] = None
     stderr_tail: str = ""
@@ -112,6 +119,9 @@ class CompileOutcome:
             )
         elif self.status == taxonomy.TOOLCHAIN:
             lines.append("this is a toolchain problem of the node, not of the compiler")
+        if self.backend_defaults:
+            chosen = ", ".join(f"{k}={v}" for k, v in self.backend_defaults.items())
+            lines.append(f"options left to the backend's defaults: {chosen}")
         if self.exit_status is not None:
             lines.append(f"worker exit status: {self.exit_status}")
         if self.diagnostics:
@@ -176,12 +186,15 @@ class _Prepared:
         self.source = tritonapi.ast_source(
             kernel, job.signature, job.constexprs, job.attrs, self.target
         )
-        # The backend's own stage order; a backend that cannot be made leaves it empty
-        # and triton.compile reports that itself (backend resolution).
+        # The backend's own stage order and defaults; a backend that cannot be made leaves
+        # them empty and triton.compile reports that itself (backend resolution).
+        left_out = [name for name in DEFAULTED_OPTIONS if name not in job.options]
         try:
             self.stages: Tuple[str, ...] = tritonapi.stage_names(self.target, job.options)
+            self.backend_defaults = tritonapi.option_values(self.target, job.options, left_out)
         except RuntimeError:
             self.stages = ()
+            self.backend_defaults = {}
 
 
 def _load_module(name: str, file: str) -> Any:
@@ -255,11 +268,15 @@ def _compile_in_child(job: CompileJob, protocol: TextIO) -> CompileOutcome:
     seconds = time.perf_counter() - started
     log = log_path.read_text(errors="replace")
     if error is not None:
-        return _failed(job, prepared.stages, error, log, seconds)
-    try:
-        return _succeeded(job, compiled, log, seconds)
-    except Exception as exc:
-        return _harness_error(f"reading the compiled kernel: {type(exc).__name__}: {exc}", seconds)
+        outcome = _failed(job, prepared.stages, error, log, seconds)
+    else:
+        try:
+            outcome = _succeeded(job, compiled, log, seconds)
+        except Exception as exc:
+            message = f"reading the compiled kernel: {type(exc).__name__}: {exc}"
+            return _harness_error(message, seconds)
+    outcome.backend_defaults = dict(prepared.backend_defaults)
+    return outcome
 
 
 def _failed(

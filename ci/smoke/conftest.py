@@ -143,6 +143,9 @@ def compile_kernel(
             record_property("last_stage", outcome.last_stage)
         if outcome.ttgir_sha256:
             record_property("ttgir_sha256", outcome.ttgir_sha256)
+        if outcome.backend_defaults:
+            chosen = ",".join(f"{k}={v}" for k, v in outcome.backend_defaults.items())
+            record_property("backend_defaults", chosen)
         if outcome.ok and outcome.message:
             record_property("compile_note", outcome.message)
         if not outcome.ok and outcome.status in accepted:

@@ -14,6 +14,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import partial
+from types import ModuleType
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from ci.smoke import attention, gdn, tritonapi
@@ -204,13 +205,31 @@ def sdpa(q: Any, k: Any, v: Any, causal: bool) -> Tuple[Callable[[], Any], str]:
         return expanded, "sdpa(kv expanded)"
 
 
+# A kernel's launch on one problem, made ready before timing (its buffers allocated).
+AttentionCall = Callable[[attention.AttentionProblem], Callable[[], object]]
+GdnCall = Callable[[gdn.GdnProblem], Callable[[], object]]
+
+
+def mirror_attention(kernels: ModuleType, config: attention.AttentionConfig) -> AttentionCall:
+    """The mirror's launch of ``config`` (``kernels``: the mirror's kernel module)."""
+    return lambda p: partial(attention.launch, kernels, config, p)
+
+
+def mirror_gdn(kernel: Any, config: gdn.GdnConfig) -> GdnCall:
+    return lambda p: partial(gdn.launch, kernel, config, p)
+
+
 def measure_attention(
-    kernel: Any,
+    call: AttentionCall,
+    kernel: str,
     config: attention.AttentionConfig,
     scenario: attention.Scenario,
     ceilings: Ceilings,
     torch_cache: Dict[str, Tuple[float, str]],
+    config_id: str = "",
 ) -> Measurement:
+    """Time ``call`` on the problems of ``config`` at ``scenario`` (its output checked
+    against SDPA in fp32 first); ``config_id`` names the launch when not ``config``'s."""
     import torch
 
     if scenario.query_tokens not in (1, scenario.query_tokens + scenario.context_tokens):
@@ -225,7 +244,7 @@ def measure_attention(
     first = problem(0)
     set_bytes, flops = attention.bytes_and_flops(first)
     problems = [first] + [problem(seed) for seed in range(1, rotation_sets(set_bytes))]
-    attention.launch(kernel, config, first)
+    call(first)()
     q, k, v = attention.dense_views(first, scenario.num_seqs)
     want = torch.nn.functional.scaled_dot_product_attention(
         q.float(),
@@ -237,7 +256,7 @@ def measure_attention(
         "out", first.out, attention.dense_output(first, want), attention.TOLERANCE[config.dtype]
     )
     del want
-    ms = median_ms(rotating([partial(attention.launch, kernel, config, p) for p in problems]))
+    ms = median_ms(rotating([call(p) for p in problems]))
 
     if scenario.id not in torch_cache:
         dense = [attention.dense_views(p, scenario.num_seqs) for p in problems]
@@ -247,7 +266,7 @@ def measure_attention(
         del dense, calls
     torch_ms, how = torch_cache[scenario.id]
     figures = Figures(ms, set_bytes, flops, torch_ms, how, ceilings)
-    return Measurement("unified_attention", scenario.id, config.id, figures, tuple(found))
+    return Measurement(kernel, scenario.id, config_id or config.id, figures, tuple(found))
 
 
 # ----------------------------------------------------------------------------------------
@@ -260,26 +279,29 @@ def gdn_shape_id(config: gdn.GdnConfig, seq_len: int) -> str:
 
 
 def measure_gdn(
-    kernel: Any,
+    call: GdnCall,
+    kernel: str,
     config: gdn.GdnConfig,
     seq_len: int,
     ceilings: Ceilings,
     torch_cache: Dict[str, Tuple[float, str]],
+    config_id: str = "",
 ) -> Measurement:
+    """Time ``call`` (which leaves its results in the problem's outputs) at ``seq_len``."""
     first = gdn.make_problem(config, seq_len, DEVICE, 0)
     set_bytes = gdn.bytes_moved(first)
     problems = [first] + [
         gdn.make_problem(config, seq_len, DEVICE, seed)
         for seed in range(1, rotation_sets(set_bytes))
     ]
-    gdn.launch(kernel, config, first)
+    call(first)()
     want = gdn.eager_torch(config, first)
     found: List[str] = []
     for name, out in first.outputs.items():
         bound = gdn.TOLERANCE[config.dtype] if out.dtype == want["q"].dtype else 1e-5
         found.extend(check(name, out, want[name], bound))
     del want
-    ms = median_ms(rotating([partial(gdn.launch, kernel, config, p) for p in problems]))
+    ms = median_ms(rotating([call(p) for p in problems]))
 
     shape = gdn_shape_id(config, seq_len)
     if shape not in torch_cache:
@@ -287,4 +309,4 @@ def measure_gdn(
         torch_cache[shape] = (median_ms(eager), "eager torch")
     torch_ms, how = torch_cache[shape]
     figures = Figures(ms, set_bytes, 0, torch_ms, how, ceilings)
-    return Measurement("gdn_post_conv", shape, config.id, figures, tuple(found))
+    return Measurement(kernel, shape, config_id or config.id, figures, tuple(found))

@@ -7,7 +7,7 @@ from typing import Callable
 
 import pytest
 
-from ci.smoke import realkernels, taxonomy
+from ci.smoke import realkernels, reallaunch, taxonomy
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compiler import CompileOutcome
 from ci.smoke.lane import LaneContext, current_context
@@ -67,3 +67,9 @@ def test_compile(
         compile_kernel(job, accepted=(taxonomy.OUT_OF_RESOURCES,))
     else:
         compile_kernel(job)
+
+
+@pytest.mark.parametrize("check", [c.name for c in reallaunch.flaggems_checks("cpu")])
+def test_launch(lane: LaneContext, check: str, record_property: RecordProperty) -> None:
+    """FlagGems' ops launched for real on the lane's device, their outputs against torch's."""
+    reallaunch.judge("flaggems", check, lane, record_property)

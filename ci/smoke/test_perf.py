@@ -13,7 +13,7 @@ from typing import Dict, Tuple
 
 import pytest
 
-from ci.smoke import attention, gdn, perf
+from ci.smoke import attention, gdn, perf, reallaunch
 from ci.smoke.checks import RecordProperty, fail_with
 from ci.smoke.lane import LaneContext, current_context
 
@@ -24,7 +24,9 @@ ATTENTION_CASES = [
     (scenario, config)
     for scenario in attention.PERF_SCENARIOS
     for config in attention.configs_for(_LANE)
-    if config.head_size == scenario.head_size and config.dtype == "bf16"
+    # The 2D path: vLLM takes the 3D one only for decode batches of at most 128 / KV heads
+    # sequences, and these scenarios have more.
+    if config.head_size == scenario.head_size and config.dtype == "bf16" and not config.is_3d
 ]
 GDN_CASES = [
     (seq_len, config)
@@ -32,6 +34,13 @@ GDN_CASES = [
     for config in gdn.configs_for(_LANE)
     if config.shape.name == "qwen3.6"
 ]
+# vLLM's own kernels at the same scenarios, launched as vLLM's backend launches them (its
+# launcher picks tiles, warps and stages): on lanes whose environment has vllm.
+VLLM_TIMED = _LANE.runs("vllm_kernels")
+VLLM_ATTENTION = list(attention.PERF_SCENARIOS) if VLLM_TIMED else []
+VLLM_GDN = list(gdn.PERF_SEQ_LENS) if VLLM_TIMED else []
+# The problem's layout only: vLLM's launcher chooses its own config.
+VLLM_CONFIG_ID = "vllm-launcher"
 TorchTimes = Dict[str, Tuple[float, str]]
 
 
@@ -66,8 +75,10 @@ def test_unified_attention(
     torch_times: TorchTimes,
     record_property: RecordProperty,
 ) -> None:
-    kernel = importlib.import_module(attention.MODULE).unified_attention_kernel
-    measured = perf.measure_attention(kernel, config, scenario, ceilings, torch_times)
+    call = perf.mirror_attention(importlib.import_module(attention.MODULE), config)
+    measured = perf.measure_attention(
+        call, "unified_attention", config, scenario, ceilings, torch_times
+    )
     _record(measured, record_property)
 
 
@@ -81,6 +92,50 @@ def test_gdn_post_conv(
     torch_times: TorchTimes,
     record_property: RecordProperty,
 ) -> None:
-    kernel = importlib.import_module(gdn.MODULE).gdn_post_conv_kernel
-    measured = perf.measure_gdn(kernel, config, seq_len, ceilings, torch_times)
+    call = perf.mirror_gdn(importlib.import_module(gdn.MODULE).gdn_post_conv_kernel, config)
+    measured = perf.measure_gdn(call, "gdn_post_conv", config, seq_len, ceilings, torch_times)
+    _record(measured, record_property)
+
+
+@pytest.mark.parametrize("scenario", VLLM_ATTENTION, ids=[s.id for s in VLLM_ATTENTION])
+def test_vllm_unified_attention(
+    scenario: attention.Scenario,
+    ceilings: perf.Ceilings,
+    torch_times: TorchTimes,
+    record_property: RecordProperty,
+) -> None:
+    """vLLM's ``kernel_unified_attention``: the figures vLLM users get, beside the mirror's."""
+    record_property("source", reallaunch.source("vllm"))
+    config = attention.AttentionConfig(scenario.head_size, 16, 32, 4, 2, "bf16")
+    measured = perf.measure_attention(
+        reallaunch.vllm_attention_call,
+        "vllm kernel_unified_attention",
+        config,
+        scenario,
+        ceilings,
+        torch_times,
+        VLLM_CONFIG_ID,
+    )
+    _record(measured, record_property)
+
+
+@pytest.mark.parametrize("seq_len", VLLM_GDN, ids=[f"L{n}" for n in VLLM_GDN])
+def test_vllm_gdn_post_conv(
+    seq_len: int,
+    ceilings: perf.Ceilings,
+    torch_times: TorchTimes,
+    record_property: RecordProperty,
+) -> None:
+    """vLLM's ``_fused_post_conv_kernel`` through ``fused_post_conv_prep``."""
+    record_property("source", reallaunch.source("vllm"))
+    config = next(c for c in gdn.configs_for(_LANE) if c.shape.name == "qwen3.6")
+    measured = perf.measure_gdn(
+        reallaunch.vllm_gdn(config),
+        "vllm _fused_post_conv_kernel",
+        config,
+        seq_len,
+        ceilings,
+        torch_times,
+        VLLM_CONFIG_ID,
+    )
     _record(measured, record_property)

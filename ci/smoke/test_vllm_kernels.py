@@ -14,7 +14,7 @@ from typing import Callable, List
 
 import pytest
 
-from ci.smoke import attention, bundle, realkernels, taxonomy, triage
+from ci.smoke import attention, bundle, realkernels, reallaunch, taxonomy, triage
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compiler import CompileJob, CompileOutcome
 from ci.smoke.lane import LaneContext, Target, current_context
@@ -164,10 +164,13 @@ def test_bundle_replays_the_variant_the_test_compiled(
     assert replayed["ttgir_sha256"] == compiled.ttgir_sha256
 
 
-# The mirror's config and vLLM's scenario whose loops must be the same ops: vLLM's prefill
-# launch at head 128, GQA 4 (BLOCK_M 16, TILE_SIZE 32) and the mirror at the same tiles.
-MIRROR_SCENARIO = "prefill-hd128-gqa4"
-MIRROR_CONFIG = "hd128-bm16-t32-w4-s2-bf16"
+# vLLM's launches and the mirror's configs whose loops must be the same ops, per path: at
+# head 128, GQA 4, BLOCK_M 16, no num_warps / num_stages; 2D: vLLM's prefill (TILE_SIZE 32),
+# 3D: its decode (16 segments, TILE_SIZE 16).
+MIRRORED = {
+    "2d": ("prefill-hd128-gqa4", "hd128-bm16-t32-wdefault-sdefault-bf16"),
+    "3d": ("decode-hd128-gqa4", "hd128-bm16-t16-seg16-wdefault-sdefault-bf16"),
+}
 _OP = re.compile(r"^\s*(?:%\S+ = )?([a-z_]+\.[a-z_.]+)")
 
 
@@ -187,27 +190,32 @@ def loop_ops(ttir: str) -> List[str]:
     return ops
 
 
+@pytest.mark.parametrize("path", sorted(MIRRORED))
 def test_mirror_loop_is_vllms_op_for_op(
     lane: LaneContext,
+    path: str,
     artifacts: Path,
     compile_kernel: Callable[[CompileJob], CompileOutcome],
 ) -> None:
     """The mirror's KV loop is vLLM 0.24.0's, op for op, in TTIR (its softmax step included:
-    ``tl.exp``, the row sum before alpha)."""
+    ``tl.exp``, the row sum before alpha), on the 2D path and the 3D one."""
+    scenario, config_id = MIRRORED[path]
     first = CONTEXT.targets[0]
     real = next(
         (
             r
             for r in LAUNCHES
             if (r.target, r.scenario, r.kernel)
-            == (first.label, MIRROR_SCENARIO, "kernel_unified_attention")
+            == (first.label, scenario, "kernel_unified_attention")
         ),
         None,
     )
-    assert real is not None, f"no capture of {MIRROR_SCENARIO} for {first.label}"
+    assert real is not None, f"no capture of {scenario} for {first.label}"
+    config = next(c for c in attention.CONFIGS if c.id == config_id)
+    assert real.constexprs["IS_3D"] == config.is_3d, f"vLLM's {scenario} is not the {path} path"
+    assert "num_warps" not in real.options and not config.options
     timeout = compile_timeout_s(lane)
     vllm_job = realkernels.compile_job(real, first, str(artifacts / "vllm"), timeout, ("ttir",))
-    config = next(c for c in attention.CONFIGS if c.id == MIRROR_CONFIG)
     mirror_job = dataclasses.replace(
         attention.compile_job(config, first, str(artifacts / "mirror"), timeout), keep_ir=("ttir",)
     )
@@ -219,3 +227,10 @@ def test_mirror_loop_is_vllms_op_for_op(
     assert ours == theirs, "\n".join(
         difflib.unified_diff(theirs, ours, "vllm", "mirror", lineterm="", n=1)
     )
+
+
+@pytest.mark.parametrize("check", [c.name for c in reallaunch.vllm_checks("cpu")])
+def test_launch(lane: LaneContext, check: str, record_property: RecordProperty) -> None:
+    """vLLM's kernels launched for real through its own launchers (the JIT path the users'
+    runs took), their outputs against the mirrors' float64 references."""
+    reallaunch.judge("vllm", check, lane, record_property)

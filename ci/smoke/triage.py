@@ -77,7 +77,8 @@ def triage_compile_failure(
         probe.replay_compiler(folder / "spec.json", job.timeout_s, out=artifacts),
         outcome.status,
         job.constexprs,
-        job.options,
+        # Lowering num_stages starts from the backend's default where the job set none.
+        {**outcome.backend_defaults, **job.options},
         blocks=job.tunable_blocks,
     )
     probe.record(failure_file, result)

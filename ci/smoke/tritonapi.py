@@ -113,6 +113,13 @@ def stage_names(target: Any, options: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(stages)
 
 
+def option_values(target: Any, options: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The values the backend's parsed options hold for ``names`` given ``options`` (the
+    defaults it picks for those left out); a name the backend has no option for is absent."""
+    parsed = parse_options(make_backend(target), options)
+    return {name: getattr(parsed, name) for name in names if hasattr(parsed, name)}
+
+
 @dataclass(frozen=True)
 class CompiledFacts:
     """What a compiled kernel says about itself, in one shape on every release."""

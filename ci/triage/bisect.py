@@ -14,12 +14,13 @@ names, on every node that ran the lane.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci import executors, runfolder, runrecord
+from rich.table import Table
+
+from ci import executors, runfolder, runrecord, tables
 from ci.errors import UsageError
 from ci.lanes import LaneMatrix
 from ci.smoke import taxonomy
@@ -165,11 +166,10 @@ def bisect(
     return Bisection(family, test_id, results), run
 
 
-def render(bisection: Bisection) -> Sequence[str]:
-    width = max((len(r.lane) for r in bisection.results), default=4)
-    lines = [f"bisect {bisection.family} {bisection.test_id}"]
+def table(bisection: Bisection) -> Table:
+    """One row per lane, in release order: its outcome and the last line of its detail."""
+    shown = tables.table("lane", "outcome", "last line")
     for r in bisection.results:
         last = r.detail.strip().splitlines()[-1] if r.detail.strip() else ""
-        lines.append(f"  {r.lane:<{width}}  {r.outcome:<7}  {last[:120]}")
-    lines.append(bisection.verdict)
-    return lines
+        tables.add(shown, r.lane, r.outcome, last[:120])
+    return shown

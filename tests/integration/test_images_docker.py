@@ -1,16 +1,20 @@
 """Lane images built for real on the local Docker engine.
 
 The CPU lane's image is built once per session, from the debootstrapped Debian base and the
-lane's wheelhouse only (builds run without network), then run. The vendor families'
-Dockerfiles are built from the stand-in lanes of tests/fixtures/lanes-substituted.toml.
+lane's wheelhouse only (builds run without network), then run. The vendor families' build
+arguments are built from the stand-in lanes of tests/fixtures/lanes-substituted.toml.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
 import tarfile
+import threading
+import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +23,7 @@ import pytest
 
 from ci import baseimage, cli, environment, images
 from ci.engine import Engine, connect
+from ci.errors import InfrastructureError
 from ci.lanes import Lane, LaneMatrix, load_matrix
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
@@ -35,6 +40,46 @@ def canonical(requirement: str) -> str:
 
 def pins_of(lane: Lane) -> set[str]:
     return {canonical(pin.requirement) for pin in lane.pins}
+
+
+def wheels_in_filesystem(engine: Engine, ref: str) -> list[str]:
+    """Every ``*.whl`` in the file system of a container of ``ref``, sorted."""
+    run = engine.run(ref, ["find", "/", "-xdev", "-name", "*.whl"], user="0")
+    assert run.exit_code == 0, run.output
+    return sorted(run.output.split())
+
+
+def wheels_in_layers(engine: Engine, ref: str) -> list[str]:
+    """Every ``*.whl`` in any layer of ``ref`` (one deleted by a later layer included), read
+    from its ``docker save`` archive as it streams; sorted, once per layer holding it."""
+    reader, writer = os.pipe()
+    found: list[str] = []
+
+    def feed() -> None:
+        with os.fdopen(writer, "wb") as sink:
+            for chunk in engine.save(ref):
+                sink.write(chunk)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    layers = 0
+    with os.fdopen(reader, "rb") as source, tarfile.open(fileobj=source, mode="r|") as archive:
+        for member in archive:
+            if not member.isfile() or member.name.endswith((".json", "repositories")):
+                continue
+            blob = archive.extractfile(member)
+            assert blob is not None
+            try:
+                with tarfile.open(fileobj=blob, mode="r|") as layer:
+                    found += [
+                        "/" + m.name.removeprefix("./") for m in layer if m.name.endswith(".whl")
+                    ]
+                layers += 1
+            except tarfile.ReadError:  # a config blob of an OCI-layout archive
+                continue
+    feeder.join()
+    assert layers > 0
+    return sorted(found)
 
 
 def freeze(engine: Engine, ref: str) -> set[str]:
@@ -79,6 +124,63 @@ def test_the_cpu_image_is_built_on_the_debian_base_and_agrees_with_the_matrix(
     assert base.id in history
     assert info.labels["org.opencontainers.image.base.name"] == baseimage.DEBIAN_BASE.ref
     assert images.drift(lane, info.labels, images.recipe_for(lane).content_hash) == []
+
+
+def test_the_cpu_image_holds_no_wheel_in_any_layer(
+    engine: Engine, cpu_image: tuple[Lane, str]
+) -> None:
+    lane, ref = cpu_image
+    # The base's own wheels (Debian's python3-venv ships pip's and setuptools' for ensurepip)
+    # are the only ones: the lane's image adds none, not even in a layer a later one hides.
+    base_wheels = wheels_in_filesystem(engine, lane.base_image)
+    assert base_wheels == [
+        "/usr/share/python-wheels/pip-23.0.1-py3-none-any.whl",
+        "/usr/share/python-wheels/setuptools-66.1.1-py3-none-any.whl",
+    ]
+    assert wheels_in_filesystem(engine, ref) == base_wheels
+    assert wheels_in_layers(engine, lane.base_image) == base_wheels  # the scan finds wheels
+    assert wheels_in_layers(engine, ref) == base_wheels
+
+
+def test_the_cpu_image_says_where_its_sources_and_base_come_from(
+    engine: Engine, cpu_image: tuple[Lane, str]
+) -> None:
+    _, ref = cpu_image
+    info = engine.image(ref)
+    base = engine.image(baseimage.DEBIAN_BASE.ref)
+    assert info is not None and base is not None
+    root = environment.source_root()
+
+    def git(*args: str) -> str:
+        found = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+        return found.stdout.strip() if found.returncode == 0 else "unknown"
+
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    oci = {
+        key.removeprefix("org.opencontainers.image."): value
+        for key, value in info.labels.items()
+        if key.startswith("org.opencontainers.image.")
+    }
+    assert oci == {
+        "title": "flagci/cpu-triton-3.6.0",
+        "description": load_matrix().lane(CPU_LANE).description,
+        "version": images.recipe_for(load_matrix().lane(CPU_LANE)).content_hash,
+        "created": oci["created"],
+        "source": re.sub(r"//[^/@]*@", "//", git("remote", "get-url", "origin")),
+        "revision": oci["revision"],
+        "licenses": project.get("license", "NOASSERTION"),  # SPDX: none declared
+        "base.name": baseimage.DEBIAN_BASE.ref,
+        "base.digest": base.id,  # a base made here has no registry digest: its image id
+        "vendor": "flagci",
+    }
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", oci["created"])
+    # The commit the image was built from: this one's, or an earlier one's where the image's
+    # content (its tag) has not changed since.
+    if git("rev-parse", "HEAD") == "unknown":
+        assert oci["revision"] == "unknown"
+    else:
+        assert re.fullmatch(r"[0-9a-f]{40}", oci["revision"])
+        assert git("rev-parse", "--verify", "--quiet", oci["revision"] + "^{commit}") != "unknown"
 
 
 def test_the_smoke_suite_passes_inside_the_cpu_image(
@@ -148,6 +250,57 @@ def test_inspect_reports_a_label_that_differs_from_the_matrix(
     out = capsys.readouterr().out
     assert "org.flagci.pin.numpy: the image has 2.2.6, the matrix has 2.2.5" in out
     assert images.HASH_LABEL in out  # the recipe moved too: another tag
+
+
+def test_list_and_inspect_print_json_and_plain_tables(
+    engine: Engine, cpu_image: tuple[Lane, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, ref = cpu_image
+    info = engine.image(ref)
+    assert info is not None
+    assert cli.main(["images", "list", CPU_LANE, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["lane"] for row in rows} == {CPU_LANE}
+    (row,) = [row for row in rows if row["image"] == ref]
+    assert row == {
+        "image": ref,
+        "lane": CPU_LANE,
+        "compiler": info.labels["org.flagci.compiler"],
+        "size_bytes": info.size,
+        "created": info.created[:19],
+        "state": "current",
+    }
+    assert cli.main(["images", "list", CPU_LANE]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["image", "lane", "compiler", "size", "created", "state"]
+    (line,) = [line for line in table if line.startswith(ref + " ")]
+    assert line.split()[-1] == "current" and f"{info.size / 1e9:.2f} GB" in line
+
+    assert cli.main(["images", "inspect", CPU_LANE, "--image", ref, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"lane": CPU_LANE, "image": ref, "drift": []}]
+    context = tmp_path / "relabel"
+    context.mkdir()
+    (context / "Dockerfile").write_text(f"FROM {ref}\nLABEL org.flagci.pin.numpy=2.2.5\n")
+    tampered = f"flagci/test-json-tampered:{os.getpid()}"  # parallel test runs stay apart
+    images.follow(engine.build(context, tag=tampered, buildargs={}), "tampered")
+    capsys.readouterr()  # the build's progress
+    try:
+        assert cli.main(["images", "inspect", CPU_LANE, "--image", tampered, "--json"]) == 1
+    finally:
+        engine.remove_image(tampered)
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report == {
+        "lane": CPU_LANE,
+        "image": tampered,
+        "drift": [
+            {
+                "label": "org.flagci.pin.numpy",
+                "image": "2.2.5",
+                "matrix": "2.2.6",
+                "text": "org.flagci.pin.numpy: the image has 2.2.5, the matrix has 2.2.6",
+            }
+        ],
+    }
 
 
 CORRUPTED_LANES = """
@@ -224,7 +377,7 @@ def test_a_corrupted_wheel_fails_the_build_naming_the_package(
     ("lane_name", "user"),
     [("iluvatar-substituted", "0"), ("kunlun-substituted", "0"), ("nvidia-substituted", "1000")],
 )
-def test_every_vendor_dockerfile_builds_with_substituted_base_and_wheel(
+def test_every_vendor_family_builds_with_substituted_base_and_wheel(
     engine: Engine, substituted: LaneMatrix, wheels: Path, lane_name: str, user: str
 ) -> None:
     lane = substituted.lane(lane_name)
@@ -243,6 +396,7 @@ def test_every_vendor_dockerfile_builds_with_substituted_base_and_wheel(
     assert run.exit_code == 0, run.output
     assert json.loads(run.output.splitlines()[-1]) == [int(user), "3.6.0", lane_name]
     assert freeze(engine, report.ref) == pins_of(lane)
+    assert wheels_in_filesystem(engine, report.ref) == wheels_in_filesystem(engine, lane.base_image)
 
 
 def test_save_writes_a_loadable_archive_of_the_lane_image(
@@ -281,3 +435,14 @@ def test_the_base_image_is_made_by_debootstrap_once(engine: Engine) -> None:
         assert engine.image(base.ref) == made
     finally:
         engine.remove_image(base.ref)
+
+
+def test_a_base_image_the_engine_cannot_get_stops_the_build_naming_it(
+    engine: Engine, substituted: LaneMatrix, wheels: Path
+) -> None:
+    lane = substituted.lane("kunlun-substituted").model_copy(
+        update={"base_image": "flagci/test-no-such-base:1"}
+    )
+    with pytest.raises(InfrastructureError, match=r"pulling image flagci/test-no-such-base:1"):
+        images.build(engine, substituted, lane, wheels)
+    assert engine.image(images.recipe_for(lane).ref) is None

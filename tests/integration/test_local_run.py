@@ -17,13 +17,25 @@ from tests.fixtures.junit_cases import smoke_cases
 
 pytestmark = pytest.mark.integration
 
-ATTENTION_CONFIGS = {
-    f"hd{hd}-bm{bm}-t{t}-w4-s{s}-{dt}"
+# The 3D path's configs (split-KV decode: 16 segments, then reduce_segments).
+ATTENTION_3D_CONFIGS = {
+    f"hd{hd}-bm16-t16-seg16-{launch}-{dt}"
     for hd in (128, 256)
-    for bm in (16, 64)
-    for t in (16, 32)
-    for s in (2, 3)
+    for launch in ("wdefault-sdefault", "w4-s2")
     for dt in ("bf16", "fp16")
+}
+ATTENTION_CONFIGS = {
+    *(
+        f"hd{hd}-bm{bm}-t{t}-w4-s{s}-{dt}"
+        for hd in (128, 256)
+        for bm in (16, 64)
+        for t in (16, 32)
+        for s in (2, 3)
+        for dt in ("bf16", "fp16")
+    ),
+    # vLLM's 2D launch: no num_warps / num_stages.
+    *(f"hd{hd}-bm16-t32-wdefault-sdefault-{dt}" for hd in (128, 256) for dt in ("bf16", "fp16")),
+    *ATTENTION_3D_CONFIGS,
 }
 GDN_CONFIGS = {
     f"{name}-bt16-w4-s{s}-bf16"
@@ -69,6 +81,9 @@ def test_cpu_lane_compiles_every_config_for_every_target_and_numerics_pass(
         (c, t) for c in ATTENTION_CONFIGS for t in targets
     }
     assert by_kind[("gdn_post_conv", "compile")] == {(c, t) for c in GDN_CONFIGS for t in targets}
+    assert by_kind[("reduce_segments", "compile")] == {
+        (c, t) for c in ATTENTION_3D_CONFIGS for t in targets
+    }
     assert by_kind[("unified_attention", "numerics")] == {(c, "-") for c in ATTENTION_CONFIGS}
     assert by_kind[("gdn_post_conv", "numerics")] == {(c, "-") for c in GDN_CONFIGS}
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import baseimage, cli, executors, images, inventory, nodehealth, nodes, remoterun
+from ci import baseimage, cli, executors, images, inventory, nodehealth, nodes, remoterun, tables
 from ci.engine import Engine, connect
 from ci.lanes import Lane, LaneMatrix
 from tests.fixtures import sshnodes
@@ -250,8 +250,9 @@ def test_nodes_check_and_preflight_judge_a_node_alike(
         assert by_name["n2"].verdict is not None and not by_name["n2"].healthy
         problem = "smi: driver version 5.0.21, 5.37.1 expected"
         assert by_name["n2"].verdict.problems == (problem,)
-        table = nodes.table(checks)
-        assert "unhealthy: " + problem in table and "healthy" in table
+        rows = {line.split()[0]: line for line in tables.text(nodes.table(checks)).splitlines()}
+        assert rows["node"].split()[-1] == "verdict"
+        assert rows["n1"].endswith("  healthy") and rows["n2"].endswith("unhealthy: " + problem)
 
         lane = matrix.lane(CPU_LANE)
         lanes_vars = {CPU_LANE: (lane, _lane_vars(lane, cpu_image, tmp_path / "x.tar"))}

@@ -240,6 +240,53 @@ def test_shared_memory_over_the_limit_is_out_of_resources(
     assert failure["job"]["options"] == {"num_warps": 4, "num_stages": 3}
 
 
+def test_options_left_to_the_backend_stay_out_of_the_bundle_and_are_recorded(
+    tmp_path: Path, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    """An oversized config that passes no num_warps / num_stages (as vLLM launches): the
+    compile takes sm_80's defaults and records them; its bundle's spec leaves them out (the
+    replay takes the same defaults); the probe lowers num_stages from the default."""
+    script = tmp_path / "defaulted.py"
+    script.write_text(
+        "import json, sys\n"
+        "from ci.smoke import attention\n"
+        "from ci.smoke.compiler import CompileWorker\n"
+        "from ci.smoke.lane import Target\n"
+        "from ci.smoke.triage import triage_compile_failure\n"
+        "config = attention.AttentionConfig(256, 64, 128, None, None, 'bf16')\n"
+        "worker = CompileWorker()\n"
+        "job = attention.compile_job(config, Target('cuda', 80, 32, 166912), sys.argv[1], 600)\n"
+        "outcome = worker.compile(job)\n"
+        "worker.close()\n"
+        "print(json.dumps({'outcome': outcome.__dict__, 'hint': triage_compile_failure(job, outcome).hint}))\n"
+    )
+    artifacts = tmp_path / "artifacts"
+    done = process.run(
+        [cpu_lane_env.python, script, artifacts],
+        error=EnvironmentSetupError,
+        what="compile with the backend's default options",
+        capture=True,
+    )
+    import json
+
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    outcome = result["outcome"]
+    assert outcome["status"] == "out_of_resources"
+    # Upstream Triton 3.6's NVIDIA defaults.
+    assert outcome["backend_defaults"] == {"num_warps": 4, "num_stages": 3}
+    failure = json.loads((artifacts / "failure.json").read_text())
+    assert failure["job"]["options"] == {}
+    assert failure["outcome"]["backend_defaults"] == {"num_warps": 4, "num_stages": 3}
+    spec = json.loads((artifacts / "bundle" / "spec.json").read_text())
+    assert spec["options"] == {}
+    assert "options left to the backend's defaults: num_warps=4, num_stages=3" in (
+        (artifacts / "bundle" / "failure.txt").read_text()
+    )
+    attempts = failure["probe"]["attempts"]
+    assert attempts[0]["changes"] == {"num_stages": 2}, attempts
+    assert result["hint"] == "compiles with num_stages=1", attempts
+
+
 def test_hung_compile_is_cut_and_reported_as_timeout(
     tmp_path: Path, cpu_lane: Lane, cpu_lane_env: environment.LaneEnvironment
 ) -> None:

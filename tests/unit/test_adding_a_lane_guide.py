@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ci import nodehealth
+from ci import images, nodehealth
 from ci.cli import main
 from ci.lanes import VENDORS, Device, Lane, Target, load_matrix
 
@@ -50,7 +50,8 @@ def test_the_worked_example_has_every_piece() -> None:
     assert lane.vendor in VENDORS
     assert EXAMPLE in load_matrix().families[lane.vendor]
     assert lane.targets[0].last_stage == "ttadapter"
-    assert (ROOT / "docker" / lane.vendor / "Dockerfile").is_file()
+    assert images.recipe_for(lane).dockerfile == ROOT / "docker/lane/Dockerfile"
+    assert images.build_arguments(lane)["USER_ID"] == str(lane.device.uid) == "0"
     hosts = yaml.safe_load((ROOT / "playbooks/inventories/lab/hosts.yml").read_text())
     assert "ascend_910b" in hosts["all"]["children"]
     group = yaml.safe_load(

@@ -4,11 +4,13 @@ are not read again) and the bounded site."""
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
-from ci import dashboard, site
+from ci import dashboard, report, runfolder, site
 from ci.cli import main
 from ci.errors import UsageError
 from ci.history import Store
@@ -80,3 +82,81 @@ def test_the_site_goes_into_a_new_folder(tmp_path: Path) -> None:
     (tmp_path / "site").mkdir()
     with pytest.raises(UsageError, match="already exists"):
         site.lay_out(tmp_path, tmp_path, tmp_path / "site")
+
+
+ACTIONS_RUN = {"server_url": "https://github.com", "repository": "flagos-ai/flagci"}
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.hrefs += [value for name, value in attrs if name in ("href", "src") and value]
+
+
+def _links(page: Path) -> list[str]:
+    parser = _Links()
+    parser.feed(page.read_text())
+    return parser.hrefs
+
+
+def _nights_made_in_actions(root: Path, nights: int) -> Path:
+    """Run folders as the nightly workflow leaves them: run.json names the Actions run,
+    a failing test keeps a reproducer in its artifact folder."""
+    for index in range(nights):
+        ci_run = str(9000 + index)
+        artifact = root / "downloads" / ci_run / f"results-cpu-{ci_run}"
+        failing = Case(LANE, "s::t", "failed", "boom", {"artifacts": "lanes/n1/artifacts/t"})
+        folder = write_run(artifact, index, [failing, Case(LANE, "s::u")])
+        reproducer = folder / "lanes" / "n1" / "artifacts" / "t"
+        reproducer.mkdir(parents=True)
+        (reproducer / "repro.mlir").write_text("module {}\n")
+        record = json.loads((folder / "run.json").read_text())
+        record["ci_run"] = {**ACTIONS_RUN, "run_id": ci_run}
+        (folder / "run.json").write_text(json.dumps(record))
+        url = runfolder.read_record(folder)[0].artifacts_url
+        cases = runfolder.read_cases(folder / "merged.xml", [LANE])
+        report.write_html(cases, folder / "index.html", "run", artifacts_url=url)
+    return root / "downloads"
+
+
+def test_published_pages_link_reproducers_to_the_runs_artifacts(tmp_path: Path) -> None:
+    downloads = _nights_made_in_actions(tmp_path, 8)
+    store = Store(tmp_path / "history.sqlite")
+    store.ingest_many(sorted(downloads.glob("*/*/*-nightly")))
+    board = tmp_path / "results" / "dashboard"
+    dashboard.build(store, board)
+
+    laid = site.lay_out(downloads, board, tmp_path / "site", runs=3)
+
+    assert laid.runs == tuple(run_id(i) for i in range(5, 8))  # bounded: the 3 recent runs
+    latest = "https://github.com/flagos-ai/flagci/actions/runs/9007#artifacts"
+    (page,) = (laid.root / "dashboard" / "failures").glob("*.html")
+    assert _links(page).count(latest) == 2  # the note naming the CI run, and the file
+    assert "lanes/n1/artifacts/t/repro.mlir" in page.read_text()
+    run_page = laid.root / run_id(7) / "index.html"
+    assert latest in _links(run_page)
+    assert not any(p.suffix == ".mlir" for p in laid.root.rglob("*"))  # linked, not copied
+    # Every link of the published site leads somewhere: into the site, or to GitHub.
+    for html in laid.root.rglob("*.html"):
+        for href in _links(html):
+            if href.startswith(("https://", "#")):
+                continue
+            target = (html.parent / unquote(href.split("#")[0])).resolve()
+            assert target.is_relative_to(laid.root.resolve()) and target.exists(), (html, href)
+
+
+def test_a_run_made_elsewhere_links_its_files_beside_the_results(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    failing = Case(LANE, "s::t", "failed", "boom", {"artifacts": "lanes/n1/artifacts/t"})
+    folder = write_run(results, 0, [failing])
+    (folder / "lanes" / "n1" / "artifacts" / "t").mkdir(parents=True)
+    (folder / "lanes" / "n1" / "artifacts" / "t" / "repro.mlir").write_text("module {}\n")
+    store = Store(results / "history.sqlite")
+    store.ingest(folder)
+    dashboard.build(store, results / "dashboard")
+    (page,) = (results / "dashboard" / "failures").glob("*.html")
+    (href,) = [h for h in _links(page) if h.endswith("repro.mlir")]
+    assert (page.parent / href).resolve() == (folder / "lanes/n1/artifacts/t/repro.mlir").resolve()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ci import executors, runrecord
+from ci import executors, runrecord, tables
 from ci.cli import main
 from ci.errors import UsageError
 from ci.lanes import Lane, load_matrix
-from ci.triage.bisect import Bisection, CaseId, Outcome, bisect, render
+from ci.triage.bisect import Bisection, CaseId, Outcome, bisect, table
 
 TEST = "test_gdn_post_conv.py::test_numerics"
 
@@ -101,7 +101,12 @@ def test_a_lane_that_cannot_run_is_no_evidence(tmp_path: Path) -> None:
     assert result.first_good == "kunlun-flagtree-0.7.0rc2"
     data = result.to_json()
     assert [lane["outcome"] for lane in data["lanes"]] == ["failed", "error", "passed"]
-    assert render(result)[-1] == result.verdict
+    rows = tables.text(table(result)).splitlines()
+    assert rows[0].split() == ["lane", "outcome", "last", "line"]
+    assert [row.split()[:2] for row in rows[1:]] == [
+        [KUNLUN[0], "failed"], [KUNLUN[1], "error"], [KUNLUN[2], "passed"]
+    ]  # fmt: skip
+    assert "n1 unreachable" in rows[2]
 
 
 def test_a_harness_error_is_no_evidence_against_the_compiler(tmp_path: Path) -> None:

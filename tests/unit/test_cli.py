@@ -12,7 +12,7 @@ import pytest
 
 from ci import errors
 from ci.cli import CLOSED_PIPE_EXIT, build_parser, main
-from tests.fixtures.history_runs import Case, write_run
+from tests.fixtures.history_runs import Case, run_id, write_run
 
 LANE = "kunlun-flagtree-0.6.1"
 UNI_SRAM = "OutOfResources: out of resource: uni_sram PassManager::run failed"
@@ -58,9 +58,9 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    # The real pipe of a shell: head reads one line and exits, flagci has thousands left.
+    # The real pipe of a shell: head reads two lines and exits, flagci has thousands left.
     done = subprocess.run(
-        f'{" ".join(FLAGCI)} history verdicts --db {db} | head -1; echo "status ${{PIPESTATUS[0]}}"',
+        f'{" ".join(FLAGCI)} history verdicts --db {db} | head -2; echo "status ${{PIPESTATUS[0]}}"',
         shell=True,
         executable="/bin/bash",
         capture_output=True,
@@ -68,7 +68,8 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         check=True,
     )
     lines = done.stdout.splitlines()
-    assert lines[0].startswith(f"{LANE}  gdn::t")
+    assert lines[0].split() == ["lane", "test", "verdict", "notes"]
+    assert lines[1].split()[:2] == [LANE, "gdn::t0"]
     assert lines[-1] == f"status {CLOSED_PIPE_EXIT}"
     assert done.stderr == ""
 
@@ -124,3 +125,33 @@ def test_verbosity_sets_the_log_level(
 ) -> None:
     assert main([*flags, "lanes", "list"]) == 0
     assert logging.getLogger().level == level
+
+
+def test_the_listing_commands_print_plain_tables_in_a_pipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results"
+    write_run(results, 0, [Case(LANE, "gdn::t")])
+    write_run(results, 1, [Case(LANE, "gdn::t", "failed", UNI_SRAM)])
+    db = str(results / "history.sqlite")
+    assert main(["history", "ingest", "--db", db, "--all", str(results)]) == 0
+    capsys.readouterr()
+
+    assert main(["history", "verdicts", "--db", db]) == 0
+    header, row, *_ = capsys.readouterr().out.splitlines()
+    assert header.split() == ["lane", "test", "verdict", "notes"]
+    assert row.split()[:5] == [LANE, "gdn::t", "known", "issue", "since"]
+    assert "known: kunlun-gdn-uni-sram" in row
+
+    assert main(["history", "runs", "--db", db]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split() == ["run", "started", "kind", "status"]
+    assert [r.split()[0] for r in rows] == [run_id(0), run_id(1)]
+    assert rows[1].split()[-2:] == ["remote", "failed"]
+
+    assert main(["lanes", "list"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split() == ["lane", "vendor", "python", "targets", "default"]
+    by_lane = {r.split()[0]: r.split() for r in rows}
+    assert by_lane["cpu-triton-3.6.0"][1:3] == ["cpu", "3.11"]
+    assert by_lane["cpu-triton-3.6.0"][-1] == "yes" and by_lane[LANE][-1] != "yes"

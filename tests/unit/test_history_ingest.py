@@ -270,3 +270,26 @@ def test_ingest_runs_stores_the_good_runs_and_names_the_refused(
         ingest_runs(db, [good, bad, later])
     assert str(bad / "merged.xml") in str(caught.value)
     assert _rows(db, "SELECT run_id FROM runs ORDER BY run_id") == [(run_id(0),), (run_id(2),)]
+
+
+def test_a_schema_2_history_gains_the_runs_artifacts_url_in_place(tmp_path: Path) -> None:
+    db = tmp_path / "history.sqlite"
+    old = write_run(tmp_path / "results", 0, [Case(LANE, "s::t", "failed", "boom")])
+    Store(db).ingest(old)
+    with sqlite3.connect(db) as con:  # the history as schema 2 left it
+        con.execute("ALTER TABLE runs DROP COLUMN artifacts_url")
+        con.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+    new = write_run(tmp_path / "results", 1, [Case(LANE, "s::t", "failed", "boom")])
+    record = json.loads((new / "run.json").read_text())
+    record["ci_run"] = {"server_url": "https://github.com", "repository": "o/r", "run_id": "7"}
+    (new / "run.json").write_text(json.dumps(record))
+
+    Store(db).ingest(new)
+
+    assert _rows(str(db), "SELECT value FROM meta WHERE key = 'schema'") == [("3",)]
+    assert _rows(str(db), "SELECT run_id, artifacts_url FROM runs ORDER BY run_id") == [
+        (run_id(0), ""),
+        (run_id(1), "https://github.com/o/r/actions/runs/7#artifacts"),
+    ]
+    failure = Store(db).observations().failures[(LANE, "s::t")]
+    assert failure.artifacts_url == "https://github.com/o/r/actions/runs/7#artifacts"

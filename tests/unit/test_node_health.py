@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import nodehealth
+from ci import inventory, nodehealth, nodes, tables
 from ci.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sshnode"
@@ -164,3 +164,22 @@ def test_a_bad_rules_file_names_the_file_and_key(tmp_path: Path) -> None:
     assert f"{bad}: key 'smi.x.format'" in str(err.value)
     with pytest.raises(ConfigError, match=r"no \[smi.nvsmi\] rule"):
         nodehealth.load_rules().smi_rule("nvsmi")
+
+
+def test_the_nodes_table_is_one_greppable_row_per_node() -> None:
+    healthy = nodehealth.Verdict(True, (), {"docker": "26.1.5", "free_gib": 120, "devices": 8})
+    sick = nodehealth.Verdict(False, ("smi: driver version 5.0.21, 5.37.1 expected",), {})
+    checks = [
+        nodes.NodeCheck(inventory.Node("n1", {"ansible_host": "10.0.0.1"}), healthy),
+        nodes.NodeCheck(inventory.Node("n2", {"ansible_connection": "local"}), sick),
+        nodes.NodeCheck(inventory.Node("n3", {}), None, "timed out"),
+    ]
+    rows = tables.text(nodes.table(checks)).splitlines()
+    assert rows[0].split() == [
+        "node", "address", "reachable", "docker", "free", "GiB", "devices", "driver", "verdict"
+    ]  # fmt: skip
+    assert rows[1].split() == ["n1", "10.0.0.1:22", "yes", "26.1.5", "120", "8", "-", "healthy"]
+    assert rows[2].split()[:3] == ["n2", "local", "yes"]
+    assert rows[2].endswith("  unhealthy: smi: driver version 5.0.21, 5.37.1 expected")
+    assert rows[3].split()[:3] == ["n3", "n3:22", "no"]
+    assert rows[3].endswith("  unreachable: timed out")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ci import junit, report, reporter, runfolder, runrecord
+from ci import junit, report, reporter, runfolder, runrecord, tables
 from ci.errors import ReportError
 from ci.lanes import load_matrix
 
@@ -90,7 +90,8 @@ def test_read_refuses_bad_junit_naming_the_file(tmp_path: Path, text: str, expec
     assert str(path) in str(caught.value)
 
 
-def test_html_escapes_what_came_from_tests(tmp_path: Path) -> None:
+def test_html_escapes_what_came_from_tests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)  # a run made here: files beside it
     finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
     page = (tmp_path / "index.html").read_text()
     assert "<script>alert(1)</script>" not in page
@@ -100,13 +101,42 @@ def test_html_escapes_what_came_from_tests(tmp_path: Path) -> None:
     )
 
 
+def test_a_run_made_in_actions_records_it_and_links_its_files_to_the_artifact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "flagos-ai/flagci")
+    monkeypatch.setenv("GITHUB_RUN_ID", "123456")
+    finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
+    record = runfolder.read_record(tmp_path)[0]
+    url = "https://github.com/flagos-ai/flagci/actions/runs/123456#artifacts"
+    assert record.artifacts_url == url
+    page = (tmp_path / "index.html").read_text()
+    assert f'<a href="{url}">artifacts</a>' in page
+    assert 'href="lanes/' not in page
+
+    # What lands in published pages is checked: a value that is no Actions run is not kept.
+    monkeypatch.setenv("GITHUB_SERVER_URL", "javascript:alert(1)//")
+    (tmp_path / "elsewhere").mkdir()
+    finish(tmp_path / "elsewhere", [part(tmp_path / "elsewhere", "n1", SMOKE_JUNIT)])
+    assert "ci_run" not in json.loads((tmp_path / "elsewhere" / "run.json").read_text())
+    assert "not recording the Actions run in run.json" in capsys.readouterr().out
+    assert "javascript:" not in (tmp_path / "elsewhere" / "index.html").read_text()
+
+
 def test_summary_table_counts_and_lists_failures(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
-    table = report.summary_table(result.results)
-    assert "cpu-triton-3.6.0 @ n1" in table
-    row = next(line for line in table.splitlines() if line.startswith("cpu-triton-3.6.0 @ n1"))
+    table = tables.text(report.summary_table(result.results))
+    header, row = table.splitlines()
+    assert header.split() == ["lane", "@", "node", "passed", "failed", "error", "skipped"]
+    assert row.startswith("cpu-triton-3.6.0 @ n1")
     assert row.split()[-4:] == ["1", "1", "0", "0"]
-    assert "[backend_resolution] cpu-triton-3.6.0 test_backends::test_inductor_target" in table
+    failures = report.failure_list(result.results)
+    assert failures[0] == "1 failing testcase(s):"
+    assert failures[1].startswith(
+        "  [backend_resolution] cpu-triton-3.6.0 test_backends::test_inductor_target: "
+    )
 
 
 def test_a_run_names_its_folder_times_its_steps_and_records_them(
