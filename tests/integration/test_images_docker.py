@@ -166,7 +166,7 @@ def test_the_cpu_image_says_where_its_sources_and_base_come_from(
         "description": load_matrix().lane(CPU_LANE).description,
         "version": images.recipe_for(load_matrix().lane(CPU_LANE)).content_hash,
         "created": oci["created"],
-        "source": re.sub(r"//[^/@]*@", "//", git("remote", "get-url", "origin")),
+        "source": oci["source"],
         "revision": oci["revision"],
         "licenses": project.get("license", "NOASSERTION"),  # SPDX: none declared
         "base.name": baseimage.DEBIAN_BASE.ref,
@@ -174,6 +174,10 @@ def test_the_cpu_image_says_where_its_sources_and_base_come_from(
         "vendor": "flagci",
     }
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", oci["created"])
+    # Where the image was built from: the origin (credentials stripped) of the checkout that
+    # built this content (the tag), this one or another on the machine; which one is
+    # images.provenance's unit test.
+    assert oci["source"] and not re.search(r"//[^/@]*@", oci["source"])
     # The commit the image was built from: this one's, or an earlier one's where the image's
     # content (its tag) has not changed since.
     if git("rev-parse", "HEAD") == "unknown":
