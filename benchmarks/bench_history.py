@@ -6,8 +6,8 @@ and shared memory on every compile test) in a temporary folder, then times:
 - junitparser alone: ``JUnitXml.fromfile`` on every file, then reading every testcase's
   name, classname, result and properties (what any reader of the file has to do);
 - junitparser load only: ``JUnitXml.fromfile`` on every file (wrappers are lazy);
-- flagci: ``ci.history.ingest_runs`` over every run folder into a fresh SQLite file, then
-  ``ci.history.Store.evaluate`` and ``ci.dashboard.build``.
+- flagci: ``ci.history.store.ingest_runs`` over every run folder into a fresh SQLite file, then
+  ``ci.history.store.Store.evaluate`` and ``ci.publish.dashboard.build``.
 
 Usage: python benchmarks/bench_history.py [--runs 1000] [--cases 100] [--keep DIR]
 """
@@ -27,8 +27,9 @@ from xml.sax.saxutils import escape, quoteattr
 
 from junitparser import JUnitXml, Properties
 
-from ci import dashboard, history
-from ci.ledger import load_ledger
+from ci.history import store
+from ci.history.ledger import load_ledger
+from ci.publish import dashboard
 
 LANES = {
     "cpu-triton-3.6.0": ("cpu", "triton", "3.6.0", None),
@@ -131,11 +132,11 @@ def flagci(folders: list[Path], work: Path) -> tuple[float, float, float]:
     """
     db = work / "history.sqlite"
     t0 = time.perf_counter()
-    history.ingest_runs(db, folders)
+    store.ingest_runs(db, folders)
     t1 = time.perf_counter()
     dashboard.build(db, work / "dashboard")
     t2 = time.perf_counter()
-    history.Store(db).evaluate(load_ledger())
+    store.Store(db).evaluate(load_ledger())
     t3 = time.perf_counter()
     return t1 - t0, t2 - t1, t3 - t2
 

@@ -19,9 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ci import baseimage, environment, images, wheelhouse
-from ci.engine import connect
-from ci.lanes import load_matrix
+from ci.build import baseimage, environment, images, wheelhouse
+from ci.build.engine import connect
+from ci.lanes.matrix import load_matrix
 
 LANE = "cpu-triton-3.6.0"
 MOVED_TRITON = "3.5.1"

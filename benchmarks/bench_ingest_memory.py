@@ -32,10 +32,10 @@ DIAGNOSTIC = (
 CHILD = """
 import sys, time
 from pathlib import Path
-from ci import history
+from ci.history import store
 if sys.argv[1] == "ingest":
     started = time.monotonic()
-    result = history.ingest_run(sys.argv[2], Path(sys.argv[3]))
+    result = store.ingest_run(sys.argv[2], Path(sys.argv[3]))
     print(result.testcases, f"{time.monotonic() - started:.1f}")
 """
 

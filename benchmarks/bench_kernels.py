@@ -7,7 +7,7 @@ venv). Run from the repository root:
     python benchmarks/bench_kernels.py [--sweep] [--only prefill-hd128] [--json FILE]
 
 ``--sweep`` adds tile, warp and stage variants beyond the lane's matrix: the search that
-chose the perf configs of ``ci/smoke/attention.py`` and ``ci/smoke/gdn.py``.
+chose the perf configs of ``ci/smoke/mirrors/attention.py`` and ``ci/smoke/mirrors/gdn.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 
-from ci.smoke import attention, gdn, perf
+from ci.smoke import perf
+from ci.smoke.mirrors import attention, gdn
 
 # Targets of issue 6: GDN post-conv against the copy ceiling and eager torch; attention
 # prefill (head size 128, bf16) against SDPA's throughput.

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ci import environment
-from ci.executors import workers_arg
-from ci.lanes import load_matrix
+from ci.build import environment
+from ci.lanes.matrix import load_matrix
+from ci.run.executors import workers_arg
 
 
 def timed(args: list[str], env: dict[str, str], cwd: Path) -> float:

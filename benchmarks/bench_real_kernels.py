@@ -3,10 +3,10 @@ the speed vLLM users get, beside the mirrors (``bench_kernels.py``) and torch.
 
 Launches vLLM 0.24.0's ``unified_attention`` (2D prefill; 3D decode with ``reduce_segments``)
 and ``fused_post_conv_prep`` through vLLM's own launchers on the mirrors' problems
-(``ci.smoke.attention`` / ``ci.smoke.gdn``), checks them against the mirrors' float64
-references, and times them at the perf scenarios with ``ci.smoke.perf``'s method (median of
-device events, rotating input sets) against SDPA and eager torch; then FlagGems' ops against
-torch. Needs vllm, flag-gems, torch and triton (a GPU lane environment), run from the
+(``ci.smoke.mirrors.attention`` / ``ci.smoke.mirrors.gdn``), checks them against the
+mirrors' float64 references, and times them at the perf scenarios with ``ci.smoke.perf``'s method
+(median of device events, rotating input sets) against SDPA and eager torch; then FlagGems' ops
+against torch. Needs vllm, flag-gems, torch and triton (a GPU lane environment), run from the
 repository root:
 
     python benchmarks/bench_real_kernels.py [--json FILE]        # on a CUDA GPU
@@ -26,15 +26,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ci.smoke import attention, gdn, perf, reallaunch
+from ci.smoke import perf
+from ci.smoke.mirrors import attention, gdn
+from ci.smoke.realkernels import launches
 
 
 def numerics(device: str) -> list[str]:
-    """The suite's real launches (``ci.smoke.reallaunch``), one line per check."""
+    """The suite's real launches (``ci.smoke.realkernels.launches``), one line per check."""
     corpora = ("vllm", "flaggems") if device == "cuda" else ("vllm",)
     lines = []
     for corpus in corpora:
-        for r in reallaunch.run_checks(corpus, device):
+        for r in launches.run_checks(corpus, device):
             verdict = r.get("error") or "; ".join(r["mismatches"]) or "ok"
             lines.append(f"{corpus} {r['kernel']} {r['scenario']}: {verdict}")
     return lines
@@ -51,16 +53,14 @@ def timings(ceilings: perf.Ceilings) -> list[dict[str, Any]]:
         config = attention.AttentionConfig(scenario.head_size, 16, 32, 4, 2, "bf16")
         kernel = "vllm kernel_unified_attention"
         m = perf.measure_attention(
-            reallaunch.vllm_attention_call, kernel, config, scenario, ceilings, cache
+            launches.vllm_attention_call, kernel, config, scenario, ceilings, cache
         )
         rows.append(_row(m))
         torch.cuda.empty_cache()
     gconfig = next(c for c in gdn.PERF_CONFIGS if c.shape.name == "qwen3.6")
     for seq_len in gdn.PERF_SEQ_LENS:
         kernel = "vllm _fused_post_conv_kernel"
-        m = perf.measure_gdn(
-            reallaunch.vllm_gdn(gconfig), kernel, gconfig, seq_len, ceilings, cache
-        )
+        m = perf.measure_gdn(launches.vllm_gdn(gconfig), kernel, gconfig, seq_len, ceilings, cache)
         rows.append(_row(m))
         torch.cuda.empty_cache()
     return rows

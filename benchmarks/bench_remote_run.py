@@ -29,11 +29,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
-from ci import images
-from ci.engine import connect
-from ci.environment import cache_root
-from ci.executors import SuiteRequest, smoke_command
-from ci.lanes import load_matrix
+from ci.build import images
+from ci.build.engine import connect
+from ci.build.environment import cache_root
+from ci.lanes.matrix import load_matrix
+from ci.run.executors import SuiteRequest, smoke_command
 
 # The SSH test node is the tests' fixture (tests/fixtures/sshnodes.py).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -18,13 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from ci import runfolder
-from ci.lanes import Lane, load_matrix
+from ci.lanes.matrix import Lane, load_matrix
+from ci.results import reader
 
 
-def run_lane(
-    lane: Lane, results: Path, extra: list[str]
-) -> tuple[list[runfolder.CaseResult], float]:
+def run_lane(lane: Lane, results: Path, extra: list[str]) -> tuple[list[reader.CaseResult], float]:
     started = time.perf_counter()
     command = [sys.executable, "-m", "ci.cli", "run", "--lane", lane.name, "--no-history"]
     command += ["--results", str(results), "--", *extra]
@@ -34,13 +32,13 @@ def run_lane(
     merged = sorted(results.glob("*/merged.xml"))
     if not merged:
         return [], seconds
-    return runfolder.read_cases(merged[-1], [lane.name]), seconds
+    return reader.read_cases(merged[-1], [lane.name]), seconds
 
 
-def row(lane: Lane, cases: list[runfolder.CaseResult], seconds: float) -> str:
+def row(lane: Lane, cases: list[reader.CaseResult], seconds: float) -> str:
     if not cases:
         return f"| {lane.compiler.version} | the run left no JUnit | | | | {seconds:.0f} s |"
-    compiles: dict[str, list[runfolder.CaseResult]] = collections.defaultdict(list)
+    compiles: dict[str, list[reader.CaseResult]] = collections.defaultdict(list)
     for case in cases:
         if case.name.startswith("test_compile["):
             compiles[case.properties.get("target", "?")].append(case)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 
 from ci.commands import COMMAND_MODULES
-from ci.errors import FlagCIError, TestsFailedError
+from ci.core.errors import FlagCIError, TestsFailedError
 
 Handler = Callable[[argparse.Namespace], int]
 

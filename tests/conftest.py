@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ci import environment
-from ci.lanes import Lane, LaneMatrix, load_matrix
+from ci.build import environment
+from ci.lanes.matrix import Lane, LaneMatrix, load_matrix
 from tests.fixtures.postgres import throwaway_database
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,12 +7,12 @@ import argparse
 import json
 from pathlib import Path
 
-from ci import atomic, reporter
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.run_cmd import add_executor_arguments, executor_from, record_history
-from ci.errors import UsageError
-from ci.smoke.compiler import FAILURE_NAME
-from ci.smoke.triage import draft_report
+from ci.core import atomic, reporter
+from ci.core.errors import UsageError
+from ci.smoke.compile.compiler import FAILURE_NAME
+from ci.smoke.triage.compile_failure import draft_report
 from ci.triage.bisect import bisect, table
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci import dashboard, history, reporter, runfolder, site, tables
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.output import add_json_option, print_json
-from ci.errors import UsageError
-from ci.ledger import load_ledger
-from ci.verdicts import Verdict
+from ci.core import reporter, tables
+from ci.core.errors import UsageError
+from ci.history import store
+from ci.history.ledger import load_ledger
+from ci.history.verdicts import Verdict
+from ci.publish import dashboard, site
+from ci.results import reader
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,19 +73,19 @@ def _db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=None,
-        help=f"history: a SQLite file or a postgresql:// URL (default: ${history.SETTING},"
-        f" else {history.DEFAULT_DB})",
+        help=f"history: a SQLite file or a postgresql:// URL (default: ${store.SETTING},"
+        f" else {store.DEFAULT_DB})",
     )
 
 
-def _store(args: argparse.Namespace) -> history.Store:
-    return history.Store(args.db or history.default_target())
+def _store(args: argparse.Namespace) -> store.Store:
+    return store.Store(args.db or store.default_target())
 
 
 def _ingest(args: argparse.Namespace) -> int:
     run_dirs: list[Path] = list(args.run_dirs)
     if args.all is not None:
-        run_dirs += runfolder.run_folders(args.all)
+        run_dirs += reader.run_folders(args.all)
     if args.all is None and not run_dirs:
         raise UsageError("history ingest: name at least one RUN_DIR, or --all RESULTS_DIR")
     if not run_dirs:
@@ -98,7 +101,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _backfill(args: argparse.Namespace) -> int:
-    stored, present = _store(args).backfill(runfolder.run_folders(args.downloads, depth=4))
+    stored, present = _store(args).backfill(reader.run_folders(args.downloads, depth=4))
     for result in stored:
         print(f"{result.run_id}: stored, {result.testcases} testcases")
     print(f"{len(stored)} run(s) stored; {len(present)} already in the history")

@@ -6,12 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from ci import baseimage, images, reporter, tables
+from ci.build import baseimage, images
+from ci.build.engine import connect
+from ci.build.environment import cache_root
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.output import add_json_option, print_json
-from ci.engine import connect
-from ci.environment import cache_root
-from ci.errors import UsageError
+from ci.core import reporter, tables
+from ci.core.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -6,10 +6,11 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from ci import environment, reporter
+from ci.build import environment
 from ci.commands.lanes_cmd import matrix_from
-from ci.errors import UsageError
-from ci.smoke.triage import BUNDLE_NAME
+from ci.core import reporter
+from ci.core.errors import UsageError
+from ci.smoke.triage.compile_failure import BUNDLE_NAME
 from ci.triage import irdiff
 
 

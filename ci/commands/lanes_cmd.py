@@ -6,9 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ci import atomic, reporter, tables
 from ci.commands.output import add_json_option, print_json
-from ci.lanes import LaneMatrix, load_matrix
+from ci.core import atomic, reporter, tables
+from ci.lanes.matrix import LaneMatrix, load_matrix
 
 
 def matrix_from(args: argparse.Namespace) -> LaneMatrix:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ci import inventory, nodehealth, nodes, reporter
 from ci.commands.lanes_cmd import matrix_from
 from ci.commands.output import add_json_option, print_json
-from ci.errors import InfrastructureError
+from ci.core import reporter
+from ci.core.errors import InfrastructureError
+from ci.nodes import check, health, inventory
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +31,7 @@ def _check(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
     path = inventory.inventory_path(args.inventory)
     found = inventory.load(path, args.limit)
-    checks = nodes.check(matrix, found, nodehealth.load_rules())
+    checks = check.check(matrix, found, health.load_rules())
     if args.json:
         print_json(
             [
@@ -46,7 +47,7 @@ def _check(args: argparse.Namespace) -> int:
             ]
         )
     else:
-        reporter.current().table(nodes.table(checks))
+        reporter.current().table(check.table(checks))
     bad = [c.node.name for c in checks if not c.healthy]
     if bad:
         names = ", ".join(bad)

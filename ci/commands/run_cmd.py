@@ -5,21 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci import (
-    dashboard,
-    executors,
-    history,
-    inventory,
-    nightly,
-    remoterun,
-    report,
-    reporter,
-    runrecord,
-)
 from ci.commands.lanes_cmd import matrix_from
-from ci.errors import InfrastructureError, UsageError
-from ci.lanes import LaneMatrix
-from ci.ledger import load_ledger
+from ci.core import reporter
+from ci.core.errors import InfrastructureError, UsageError
+from ci.history import store
+from ci.history.ledger import load_ledger
+from ci.lanes.matrix import LaneMatrix
+from ci.nodes import inventory
+from ci.publish import after_run, dashboard
+from ci.results import report
+from ci.run import executors, record, remote
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument(
         "--history",
         help="history the run is added to: a SQLite file or a postgresql:// URL (default:"
-        f" ${history.SETTING}, else RESULTS/history.sqlite); the dashboard is rebuilt next to"
+        f" ${store.SETTING}, else RESULTS/history.sqlite); the dashboard is rebuilt next to"
         " the SQLite file, or under RESULTS/dashboard",
     )
     run.add_argument("--no-history", action="store_true", help="do not record the run")
@@ -68,7 +63,7 @@ def executor_from(args: argparse.Namespace, matrix: LaneMatrix) -> executors.Lan
     if args.limit and not args.inventory:
         raise UsageError("--limit selects inventory hosts: it needs --inventory")
     if args.inventory:
-        return remoterun.NodeExecutor(
+        return remote.NodeExecutor(
             matrix, inventory.inventory_path(args.inventory), limit=args.limit
         )
     if args.image:
@@ -87,10 +82,10 @@ def _run(args: argparse.Namespace) -> int:
     executor = executor_from(args, matrix)
     request = executors.SuiteRequest(workers=args.workers, pytest_args=tuple(extra))
     result = executors.run_lanes(executor, matrix, lanes, request, Path(args.results))
-    return after_run(args, result, matrix)
+    return finish_run(args, result, matrix)
 
 
-def after_run(args: argparse.Namespace, result: runrecord.RunResult, matrix: LaneMatrix) -> int:
+def finish_run(args: argparse.Namespace, result: record.RunResult, matrix: LaneMatrix) -> int:
     """After a run: the summary, the history and dashboard, the verdicts and exit status."""
     out = reporter.current()
     out.line("")
@@ -99,10 +94,10 @@ def after_run(args: argparse.Namespace, result: runrecord.RunResult, matrix: Lan
     if failures:
         out.line("\n" + "\n".join(failures))
     out.line(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
-    store, board = record_history(args, result, matrix)
-    # Verdicts, summary.md and the exit code: known failures are expected (ci/nightly.py).
-    verdict_error = nightly.after_run(
-        result.run_dir, store=store, ledger=load_ledger(), dashboard=board
+    history, board = record_history(args, result, matrix)
+    # Verdicts, summary.md and the exit code: known failures are expected (ci/publish/after_run.py).
+    verdict_error = after_run.after_run(
+        result.run_dir, store=history, ledger=load_ledger(), dashboard=board
     )
     if result.status == "error":
         raise InfrastructureError(f"run {result.run_dir.name}: some lanes could not run")
@@ -112,15 +107,15 @@ def after_run(args: argparse.Namespace, result: runrecord.RunResult, matrix: Lan
 
 
 def record_history(
-    args: argparse.Namespace, result: runrecord.RunResult, matrix: LaneMatrix | None = None
-) -> tuple[history.Store | None, Path | None]:
+    args: argparse.Namespace, result: record.RunResult, matrix: LaneMatrix | None = None
+) -> tuple[store.Store | None, Path | None]:
     """Add the run to the history (unless ``--no-history``) and rebuild the dashboard; return
     the store and the dashboard folder (None, None without history)."""
     if args.no_history:
         return None, None
-    store = history.Store(args.history or history.default_target(Path(args.results)))
-    store.ingest(result.run_dir)
-    board = (store.folder or Path(args.results)) / "dashboard"
-    page = dashboard.build(store, board, matrix=matrix)
-    reporter.current().line(f"history: {store.name}; dashboard: {page}")
-    return store, board
+    history = store.Store(args.history or store.default_target(Path(args.results)))
+    history.ingest(result.run_dir)
+    board = (history.folder or Path(args.results)) / "dashboard"
+    page = dashboard.build(history, board, matrix=matrix)
+    reporter.current().line(f"history: {history.name}; dashboard: {page}")
+    return history, board

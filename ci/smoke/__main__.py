@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import pytest
 
-from ci.smoke.lane import load_context
+from ci.smoke.contract.lane import load_context
 
 
 def main(argv: Optional[List[str]] = None) -> int:

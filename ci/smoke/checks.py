@@ -7,7 +7,7 @@ from typing import Any, Callable, ContextManager
 
 import pytest
 
-from ci.smoke.lane import LaneContext
+from ci.smoke.contract.lane import LaneContext
 
 RecordProperty = Callable[[str, object], None]
 
@@ -32,7 +32,7 @@ def launch_guard(lane: LaneContext) -> ContextManager[Any]:
     """Around a numerics launch: the interpreter's bf16 dot fix where we interpret."""
     if lane.execution != "interpreter":
         return contextlib.nullcontext()
-    from ci.smoke.interpreter import exact_bf16_dot
+    from ci.smoke.compile.interpreter import exact_bf16_dot
 
     return exact_bf16_dot()
 

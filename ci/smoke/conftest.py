@@ -9,7 +9,7 @@ from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
-from ci.smoke.lane import LaneContext, current_context, installed_versions
+from ci.smoke.contract.lane import LaneContext, current_context, installed_versions
 
 CONTEXT = current_context()
 if CONTEXT.execution == "interpreter":
@@ -23,9 +23,9 @@ for _name, _value in CONTEXT.env.items():
     os.environ.setdefault(_name, _value)
 
 from ci.smoke.checks import artifacts_root  # noqa: E402
-from ci.smoke.compiler import CompileJob, CompileOutcome, CompileWorker  # noqa: E402
-from ci.smoke.signatures import signature_of  # noqa: E402
-from ci.smoke.triage import triage_compile_failure  # noqa: E402
+from ci.smoke.compile.compiler import CompileJob, CompileOutcome, CompileWorker  # noqa: E402
+from ci.smoke.triage.compile_failure import triage_compile_failure  # noqa: E402
+from ci.smoke.triage.signatures import signature_of  # noqa: E402
 
 _WORKER = CompileWorker()
 _VERSIONS = installed_versions()

@@ -17,7 +17,8 @@ from functools import partial
 from types import ModuleType
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
-from ci.smoke import attention, gdn, tritonapi
+from ci.smoke.compile import tritonapi
+from ci.smoke.mirrors import attention, gdn
 
 WARMUP_MS = 25
 REP_MS = 100

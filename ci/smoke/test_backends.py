@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from ci.smoke import tritonapi
 from ci.smoke.checks import RecordProperty, fail_with
-from ci.smoke.lane import LaneContext, Target
+from ci.smoke.compile import tritonapi
+from ci.smoke.contract.lane import LaneContext, Target
 
 pytestmark = pytest.mark.group("backends")
 

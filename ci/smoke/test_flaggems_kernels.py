@@ -7,15 +7,16 @@ from typing import Callable
 
 import pytest
 
-from ci.smoke import realkernels, reallaunch, taxonomy
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
-from ci.smoke.compiler import CompileOutcome
-from ci.smoke.lane import LaneContext, current_context
+from ci.smoke.compile.compiler import CompileOutcome
+from ci.smoke.contract import taxonomy
+from ci.smoke.contract.lane import LaneContext, current_context
+from ci.smoke.realkernels import jobs, launches
 
 GROUP = "flaggems_kernels"
 pytestmark = pytest.mark.group(GROUP)
 CONTEXT = current_context()
-LAUNCHES, CAPTURE_ERROR = realkernels.collect("flaggems", GROUP, CONTEXT, artifacts_root())
+LAUNCHES, CAPTURE_ERROR = jobs.collect("flaggems", GROUP, CONTEXT, artifacts_root())
 TARGETS = {t.label: t for t in CONTEXT.targets}
 
 
@@ -29,15 +30,13 @@ def test_capture(record_property: RecordProperty) -> None:
     record_property("launches", len(LAUNCHES))
 
 
-def _id(launch: realkernels.RealLaunch, index: int) -> str:
+def _id(launch: jobs.RealLaunch, index: int) -> str:
     return f"{launch.target}-{launch.id}-{index}"
 
 
 @pytest.fixture(params=LAUNCHES, ids=[_id(la, i) for i, la in enumerate(LAUNCHES)])
-def launch(
-    request: pytest.FixtureRequest, record_property: RecordProperty
-) -> realkernels.RealLaunch:
-    real: realkernels.RealLaunch = request.param
+def launch(request: pytest.FixtureRequest, record_property: RecordProperty) -> jobs.RealLaunch:
+    real: jobs.RealLaunch = request.param
     record_property("kernel", real.kernel or "(none launched)")
     record_property("source", real.source)
     record_property("scenario", real.scenario)
@@ -47,7 +46,7 @@ def launch(
 
 def test_compile(
     lane: LaneContext,
-    launch: realkernels.RealLaunch,
+    launch: jobs.RealLaunch,
     artifacts: Path,
     record_property: RecordProperty,
     compile_kernel: Callable[..., CompileOutcome],
@@ -59,7 +58,7 @@ def test_compile(
             record_property,
         )
     target = TARGETS[launch.target]
-    job = realkernels.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), ())
+    job = jobs.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), ())
     if launch.autotune_candidate:
         record_property("autotune_candidate", "yes")
         # Triton's autotuner times a config that runs out of resources as infinitely slow
@@ -69,7 +68,7 @@ def test_compile(
         compile_kernel(job)
 
 
-@pytest.mark.parametrize("check", [c.name for c in reallaunch.flaggems_checks("cpu")])
+@pytest.mark.parametrize("check", [c.name for c in launches.flaggems_checks("cpu")])
 def test_launch(lane: LaneContext, check: str, record_property: RecordProperty) -> None:
     """FlagGems' ops launched for real on the lane's device, their outputs against torch's."""
-    reallaunch.judge("flaggems", check, lane, record_property)
+    launches.judge("flaggems", check, lane, record_property)

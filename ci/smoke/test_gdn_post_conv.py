@@ -7,7 +7,6 @@ from typing import Callable
 
 import pytest
 
-from ci.smoke import gdn
 from ci.smoke.checks import (
     RecordProperty,
     compile_timeout_s,
@@ -15,8 +14,9 @@ from ci.smoke.checks import (
     launch_guard,
     numerics_device,
 )
-from ci.smoke.compiler import CompileJob, CompileOutcome
-from ci.smoke.lane import LaneContext, Target, current_context
+from ci.smoke.compile.compiler import CompileJob, CompileOutcome
+from ci.smoke.contract.lane import LaneContext, Target, current_context
+from ci.smoke.mirrors import gdn
 
 pytestmark = pytest.mark.group("gdn_post_conv")
 CONFIGS = gdn.configs_for(current_context())

@@ -1,13 +1,13 @@
 """Known defects of the Triton interpreter that our numerics work around (see
-``ci/smoke/interpreter.py``). A strict xfail: when a release fixes one, this turns red and
+``ci/smoke/compile/interpreter.py``). A strict xfail: when a release fixes one, this turns red and
 the workaround can go."""
 
 import importlib
 
 import pytest
 
-from ci.smoke.interpreter import BF16_DOT_FIXED
-from ci.smoke.lane import LaneContext, installed_versions
+from ci.smoke.compile.interpreter import BF16_DOT_FIXED
+from ci.smoke.contract.lane import LaneContext, installed_versions
 
 _TRITON = installed_versions()["triton"]
 
@@ -21,7 +21,7 @@ def test_interpreter_bf16_dot(lane: LaneContext) -> None:
     if lane.execution != "interpreter":
         pytest.skip("the lane does not use the interpreter")
     torch = pytest.importorskip("torch")
-    probe = importlib.import_module("ci.smoke.kernels.dot_probe")
+    probe = importlib.import_module("ci.smoke.mirrors.kernels.dot_probe")
     x = torch.randn(16, 16).bfloat16()
     y = torch.randn(16, 16).bfloat16()
     out = torch.full((16, 16), float("nan"))

@@ -13,9 +13,11 @@ from typing import Dict, Tuple
 
 import pytest
 
-from ci.smoke import attention, gdn, perf, reallaunch
+from ci.smoke import perf
 from ci.smoke.checks import RecordProperty, fail_with
-from ci.smoke.lane import LaneContext, current_context
+from ci.smoke.contract.lane import LaneContext, current_context
+from ci.smoke.mirrors import attention, gdn
+from ci.smoke.realkernels import launches
 
 pytestmark = [pytest.mark.group("perf"), pytest.mark.gpu]
 
@@ -105,10 +107,10 @@ def test_vllm_unified_attention(
     record_property: RecordProperty,
 ) -> None:
     """vLLM's ``kernel_unified_attention``: the figures vLLM users get, beside the mirror's."""
-    record_property("source", reallaunch.source("vllm"))
+    record_property("source", launches.source("vllm"))
     config = attention.AttentionConfig(scenario.head_size, 16, 32, 4, 2, "bf16")
     measured = perf.measure_attention(
-        reallaunch.vllm_attention_call,
+        launches.vllm_attention_call,
         "vllm kernel_unified_attention",
         config,
         scenario,
@@ -127,10 +129,10 @@ def test_vllm_gdn_post_conv(
     record_property: RecordProperty,
 ) -> None:
     """vLLM's ``_fused_post_conv_kernel`` through ``fused_post_conv_prep``."""
-    record_property("source", reallaunch.source("vllm"))
+    record_property("source", launches.source("vllm"))
     config = next(c for c in gdn.configs_for(_LANE) if c.shape.name == "qwen3.6")
     measured = perf.measure_gdn(
-        reallaunch.vllm_gdn(config),
+        launches.vllm_gdn(config),
         "vllm _fused_post_conv_kernel",
         config,
         seq_len,

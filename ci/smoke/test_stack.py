@@ -3,9 +3,10 @@ memory per block, the installed compiler. A difference fails naming both values.
 
 import pytest
 
-from ci.smoke import stack, taxonomy, tritonapi
 from ci.smoke.checks import RecordProperty, fail_with
-from ci.smoke.lane import LaneContext, installed_versions
+from ci.smoke.compile import stack, tritonapi
+from ci.smoke.contract import taxonomy
+from ci.smoke.contract.lane import LaneContext, installed_versions
 
 pytestmark = pytest.mark.group("backends")
 

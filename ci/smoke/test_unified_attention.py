@@ -7,7 +7,6 @@ from typing import Callable
 
 import pytest
 
-from ci.smoke import attention
 from ci.smoke.checks import (
     RecordProperty,
     compile_timeout_s,
@@ -15,8 +14,9 @@ from ci.smoke.checks import (
     launch_guard,
     numerics_device,
 )
-from ci.smoke.compiler import CompileJob, CompileOutcome
-from ci.smoke.lane import LaneContext, Target, current_context
+from ci.smoke.compile.compiler import CompileJob, CompileOutcome
+from ci.smoke.contract.lane import LaneContext, Target, current_context
+from ci.smoke.mirrors import attention
 
 pytestmark = pytest.mark.group("unified_attention")
 CONFIGS = attention.configs_for(current_context())

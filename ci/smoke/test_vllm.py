@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ci.smoke.checks import RecordProperty
-from ci.smoke.lane import LaneContext
+from ci.smoke.contract.lane import LaneContext
 
 pytestmark = pytest.mark.group("vllm")
 

@@ -14,10 +14,13 @@ from typing import Callable, List
 
 import pytest
 
-from ci.smoke import attention, bundle, realkernels, reallaunch, taxonomy, triage
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
-from ci.smoke.compiler import CompileJob, CompileOutcome
-from ci.smoke.lane import LaneContext, Target, current_context
+from ci.smoke.compile.compiler import CompileJob, CompileOutcome
+from ci.smoke.contract import taxonomy
+from ci.smoke.contract.lane import LaneContext, Target, current_context
+from ci.smoke.mirrors import attention
+from ci.smoke.realkernels import jobs, launches
+from ci.smoke.triage import bundle, compile_failure
 
 GROUP = "vllm_kernels"
 pytestmark = pytest.mark.group(GROUP)
@@ -26,7 +29,7 @@ CONTEXT = current_context()
 ATTENTION_FILES = ("triton_unified_attention.py", "triton_attention_helpers.py")
 
 
-LAUNCHES, CAPTURE_ERROR = realkernels.collect("vllm", GROUP, CONTEXT, artifacts_root())
+LAUNCHES, CAPTURE_ERROR = jobs.collect("vllm", GROUP, CONTEXT, artifacts_root())
 TARGETS = {t.label: t for t in CONTEXT.targets}
 
 
@@ -41,10 +44,8 @@ def test_capture(record_property: RecordProperty) -> None:
 
 
 @pytest.fixture(params=LAUNCHES, ids=[f"{la.target}-{la.id}" for la in LAUNCHES])
-def launch(
-    request: pytest.FixtureRequest, record_property: RecordProperty
-) -> realkernels.RealLaunch:
-    real: realkernels.RealLaunch = request.param
+def launch(request: pytest.FixtureRequest, record_property: RecordProperty) -> jobs.RealLaunch:
+    real: jobs.RealLaunch = request.param
     record_property("kernel", real.kernel or "(none launched)")
     record_property("source", real.source)
     record_property("scenario", real.scenario)
@@ -53,7 +54,7 @@ def launch(
 
 def test_compile(
     lane: LaneContext,
-    launch: realkernels.RealLaunch,
+    launch: jobs.RealLaunch,
     artifacts: Path,
     record_property: RecordProperty,
     compile_kernel: Callable[[CompileJob], CompileOutcome],
@@ -67,7 +68,7 @@ def test_compile(
         )
     target: Target = TARGETS[launch.target]
     keep = ("ttgir",) if launch.kernel == "kernel_unified_attention" else ()
-    job = realkernels.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), keep)
+    job = jobs.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), keep)
     outcome = compile_kernel(job)
     if keep and "ttgir" in outcome.stages:
         ttgir = (artifacts / f"{launch.kernel}.ttgir").read_text(encoding="utf-8")
@@ -83,7 +84,7 @@ IDENTITY_SCENARIO = "decode-hd128-gqa8"
 DROPPED_ATTR = "stride_k_cache_0"
 
 
-def _identity_launch() -> realkernels.RealLaunch:
+def _identity_launch() -> jobs.RealLaunch:
     first = CONTEXT.targets[0].label
     for real in LAUNCHES:
         if (real.target, real.scenario, real.kernel) == (
@@ -105,9 +106,7 @@ def test_dropping_a_captured_attr_changes_the_compile(
     real = _identity_launch()
     target = TARGETS[real.target]
     assert ("tt.divisibility", 16) in real.attrs[DROPPED_ATTR]
-    job = realkernels.compile_job(
-        real, target, str(artifacts / "captured"), compile_timeout_s(lane), ()
-    )
+    job = jobs.compile_job(real, target, str(artifacts / "captured"), compile_timeout_s(lane), ())
     dropped = {k: v for k, v in job.attrs.items() if k != DROPPED_ATTR}
     full = compile_kernel(job)
     without = compile_kernel(
@@ -129,14 +128,12 @@ def test_bundle_replays_the_variant_the_test_compiled(
     without source locations: the bundle's copy of vLLM's file lies elsewhere)."""
     real = _identity_launch()
     target = TARGETS[real.target]
-    job = realkernels.compile_job(
-        real, target, str(artifacts / "test"), compile_timeout_s(lane), ()
-    )
+    job = jobs.compile_job(real, target, str(artifacts / "test"), compile_timeout_s(lane), ())
     compiled = compile_kernel(job)
     folder = bundle.write(
         artifacts / "bundle",
         bundle.CompileSpec(
-            source=triage.source_file(job),
+            source=compile_failure.source_file(job),
             function=job.kernel,
             signature=job.signature,
             constexprs=job.constexprs,
@@ -215,7 +212,7 @@ def test_mirror_loop_is_vllms_op_for_op(
     assert real.constexprs["IS_3D"] == config.is_3d, f"vLLM's {scenario} is not the {path} path"
     assert "num_warps" not in real.options and not config.options
     timeout = compile_timeout_s(lane)
-    vllm_job = realkernels.compile_job(real, first, str(artifacts / "vllm"), timeout, ("ttir",))
+    vllm_job = jobs.compile_job(real, first, str(artifacts / "vllm"), timeout, ("ttir",))
     mirror_job = dataclasses.replace(
         attention.compile_job(config, first, str(artifacts / "mirror"), timeout), keep_ir=("ttir",)
     )
@@ -229,8 +226,8 @@ def test_mirror_loop_is_vllms_op_for_op(
     )
 
 
-@pytest.mark.parametrize("check", [c.name for c in reallaunch.vllm_checks("cpu")])
+@pytest.mark.parametrize("check", [c.name for c in launches.vllm_checks("cpu")])
 def test_launch(lane: LaneContext, check: str, record_property: RecordProperty) -> None:
     """vLLM's kernels launched for real through its own launchers (the JIT path the users'
     runs took), their outputs against the mirrors' float64 references."""
-    reallaunch.judge("vllm", check, lane, record_property)
+    launches.judge("vllm", check, lane, record_property)

@@ -20,10 +20,12 @@ from typing import Any
 
 from rich.table import Table
 
-from ci import executors, runfolder, runrecord, tables
-from ci.errors import UsageError
-from ci.lanes import LaneMatrix
-from ci.smoke import taxonomy
+from ci.core import tables
+from ci.core.errors import UsageError
+from ci.lanes.matrix import LaneMatrix
+from ci.results import reader
+from ci.run import executors, record
+from ci.smoke.contract import taxonomy
 
 
 class Outcome(enum.StrEnum):
@@ -118,14 +120,14 @@ class CaseId:
         """pytest arguments selecting it (its function: parameters are matched in JUnit)."""
         return ("-k", self.name.partition("[")[0])
 
-    def names(self, case: runfolder.CaseResult) -> bool:
+    def names(self, case: reader.CaseResult) -> bool:
         module, _, name = case.test.rpartition("::")
         if self.module and module.rpartition(".")[2] != self.module:
             return False
         return name == self.name or ("[" not in self.name and name.startswith(f"{self.name}["))
 
 
-def lane_result(result: runrecord.RunResult, lane: str, test: CaseId) -> LaneResult:
+def lane_result(result: record.RunResult, lane: str, test: CaseId) -> LaneResult:
     """A lane's outcome from the run's JUnit: failed if any named testcase failed on any
     node, passed if some passed, error if the lane could not run it at all. A failure that is
     not the compiler's (our harness, the node's toolchain or infrastructure) is no evidence:
@@ -156,7 +158,7 @@ def bisect(
     test_id: str,
     executor: executors.LaneExecutor,
     results_root: Path,
-) -> tuple[Bisection, runrecord.RunResult]:
+) -> tuple[Bisection, record.RunResult]:
     """Run ``test_id`` in every lane of ``family`` through ``executor``: one run record."""
     test = CaseId.parse(test_id)
     lanes = matrix.family(family)

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci import process
-from ci.errors import EnvironmentSetupError
+from ci.core import process
+from ci.core.errors import EnvironmentSetupError
 
 DIFF_NAME = "ir-diff.diff"
 HTML_NAME = "ir-diff.html"

@@ -1,7 +1,7 @@
 """Filters that let the preflight and collect roles use flagci's node health rules.
 
 They run inside ansible-playbook on the controller, whose Python is flagci's venv: the rules
-and the judge are ``ci.nodehealth``'s, the same that ``flagci nodes check`` uses.
+and the judge are ``ci.nodes.health``'s, the same that ``flagci nodes check`` uses.
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ci import nodehealth
+from ci.nodes import health
 
 
 def health_probes(smi: str, workdir: str) -> dict[str, list[str]]:
-    rules = nodehealth.load_rules()
-    return nodehealth.probes(rules, nodehealth.Expectation(smi=str(smi)), str(workdir))
+    rules = health.load_rules()
+    return health.probes(rules, health.Expectation(smi=str(smi)), str(workdir))
 
 
 def health_verdict(
@@ -24,20 +24,20 @@ def health_verdict(
     driver_version: str,
     min_free_gib: int | None = None,
 ) -> dict[str, Any]:
-    rules = nodehealth.load_rules()
-    expectation = nodehealth.Expectation(
+    rules = health.load_rules()
+    expectation = health.Expectation(
         smi=str(smi),
         device_count=int(device_count),
         driver_version=str(driver_version),
         min_free_gib=None if min_free_gib is None else int(min_free_gib),
     )
-    return nodehealth.judge(rules, expectation, nodehealth.results_from(results)).as_dict()
+    return health.judge(rules, expectation, health.results_from(results)).as_dict()
 
 
 def smi_snapshot(smi: str) -> list[str]:
     if not smi:
         return []
-    return list(nodehealth.load_rules().smi_rule(str(smi)).snapshot)
+    return list(health.load_rules().smi_rule(str(smi)).snapshot)
 
 
 class FilterModule:

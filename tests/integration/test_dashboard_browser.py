@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ci.dashboard import build, failure_page
+from ci.publish.dashboard import build, failure_page
 from tests.fixtures.chromium import chromium_page, find_chromium
 from tests.fixtures.dashboard_history import ATTENTION, HOSTILE_TEST, build_history
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ci.history import Store
+from ci.history.store import Store
 from tests.fixtures.history_runs import Case, write_run
 
 pytestmark = pytest.mark.integration

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from ci import baseimage, cli, environment, images
-from ci.engine import Engine, connect
-from ci.errors import InfrastructureError
-from ci.lanes import Lane, LaneMatrix, load_matrix
+from ci import cli
+from ci.build import baseimage, environment, images
+from ci.build.engine import Engine, connect
+from ci.core.errors import InfrastructureError
+from ci.lanes.matrix import Lane, LaneMatrix, load_matrix
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 

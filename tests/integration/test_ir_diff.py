@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ci import environment
+from ci.build import environment
 from ci.cli import main
-from ci.lanes import load_matrix
-from ci.smoke import issuedraft
+from ci.lanes.matrix import load_matrix
+from ci.smoke.triage import issuedraft
 from ci.triage import irdiff
 
 pytestmark = pytest.mark.integration

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ci import environment
-from ci.lanes import Lane, LaneMatrix
+from ci.build import environment
+from ci.lanes.matrix import Lane, LaneMatrix
 
 pytestmark = pytest.mark.integration
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ci import runfolder
+from ci.build.engine import connect
+from ci.build.environment import LaneEnvironment
 from ci.cli import main
-from ci.engine import connect
-from ci.environment import LaneEnvironment
-from ci.lanes import Lane
+from ci.lanes.matrix import Lane
+from ci.results import reader
 from tests.fixtures.junit_cases import smoke_cases
 
 pytestmark = pytest.mark.integration
@@ -56,7 +56,7 @@ def test_cpu_lane_compiles_every_config_for_every_target_and_numerics_pass(
 ) -> None:
     assert main(["run", "--lane", cpu_lane.name, "--results", str(tmp_path)]) == 0
     (run_dir,) = (d for d in tmp_path.iterdir() if (d / "run.json").is_file())
-    cases = runfolder.read_cases(run_dir / "merged.xml", [cpu_lane.name])
+    cases = reader.read_cases(run_dir / "merged.xml", [cpu_lane.name])
     by_kind: dict[tuple[str, str], set[tuple[str, str]]] = {}
     real: dict[str, set[tuple[str, str]]] = {}
     for case in cases:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ci.lanes import LaneMatrix
+from ci.lanes.matrix import LaneMatrix
 from tests.fixtures.junit_cases import smoke_cases
 from tests.smoke_runner import run_smoke
 

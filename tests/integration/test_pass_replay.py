@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ci import environment
-from ci.smoke.signatures import signature_of
+from ci.build import environment
+from ci.smoke.triage.signatures import signature_of
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ci import process
-from ci.environment import LaneEnvironment
-from ci.errors import InfrastructureError
+from ci.build.environment import LaneEnvironment
+from ci.core import process
+from ci.core.errors import InfrastructureError
 
 pytestmark = pytest.mark.integration
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ci import runfolder
 from ci.cli import main
-from ci.lanes import LaneMatrix
-from ci.smoke import taxonomy
+from ci.lanes.matrix import LaneMatrix
+from ci.results import reader
+from ci.smoke.contract import taxonomy
 
 pytestmark = pytest.mark.integration
 
@@ -18,14 +18,12 @@ pytestmark = pytest.mark.integration
 SUBSET = "hd128-bm16-t32-w4-s3-bf16 or qwen3.6-h128-hv16-k128-v128-bt16-w4-s2-bf16"
 
 
-def run_lane(
-    tmp_path: Path, lane: str, *pytest_args: str
-) -> tuple[int, list[runfolder.CaseResult]]:
+def run_lane(tmp_path: Path, lane: str, *pytest_args: str) -> tuple[int, list[reader.CaseResult]]:
     status = main(
         ["run", "--lane", lane, "--no-history", "--results", str(tmp_path), "--", *pytest_args]
     )
     (merged,) = tmp_path.glob("*/merged.xml")
-    return status, runfolder.read_cases(merged, [lane])
+    return status, reader.read_cases(merged, [lane])
 
 
 @pytest.mark.parametrize("lane", ["cpu-triton-3.2.0", "cpu-triton-3.9.0"])
@@ -53,7 +51,7 @@ def test_an_upstream_release_compiles_both_kernels_for_nvidia_and_amd(
     assert len(numerics) == 2 and all(c.outcome == "passed" for c in numerics)
 
 
-def cases_named(cases: list[runfolder.CaseResult], test_id: str) -> list[runfolder.CaseResult]:
+def cases_named(cases: list[reader.CaseResult], test_id: str) -> list[reader.CaseResult]:
     found = [c for c in cases if c.test == test_id]
     assert found, f"no testcase {test_id}"
     return found

@@ -19,9 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from ci import baseimage, cli, executors, images, inventory, nodehealth, nodes, remoterun, tables
-from ci.engine import Engine, connect
-from ci.lanes import Lane, LaneMatrix
+from ci import cli
+from ci.build import baseimage, images
+from ci.build.engine import Engine, connect
+from ci.core import tables
+from ci.lanes.matrix import Lane, LaneMatrix
+from ci.nodes import check, health, inventory
+from ci.run import executors, remote
 from tests.fixtures import sshnodes
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
@@ -127,11 +131,11 @@ def _stage(
     *,
     check: bool = False,
     tags: tuple[str, ...] = ("stage",),
-) -> tuple[remoterun.Attempt, list[dict[str, object]]]:
+) -> tuple[remote.Attempt, list[dict[str, object]]]:
     """run.yml with the extra variables flagci would pass (``--tags stage``: preflight and
     deploy only)."""
     events: list[dict[str, object]] = []
-    progress = remoterun.Progress()
+    progress = remote.Progress()
 
     def keep(event: dict[str, object]) -> bool:
         events.append(event)
@@ -143,13 +147,13 @@ def _stage(
         "flagci_lanes": {name: lane_vars for name, (_, lane_vars) in lanes.items()},
         "flagci_plan": plan,
         "flagci_hosts": {
-            host: remoterun.host_vars("stage-test", nodes[host], [lanes[n][0] for n in names])
+            host: remote.host_vars("stage-test", nodes[host], [lanes[n][0] for n in names])
             for host, names in plan.items()
         },
-        "flagci_labels": remoterun.LABELS,
+        "flagci_labels": remote.LABELS,
         "flagci_collect_dest": str(where / "collected"),
     }
-    runner = remoterun.play(
+    runner = remote.play(
         inventory.playbooks_root() / "run.yml",
         inv,
         extravars,
@@ -159,12 +163,12 @@ def _stage(
         check=check,
     )
     failures = {h: s.failure for h, s in progress.hosts.items() if s.failure}
-    return remoterun.Attempt(1, plan, failures, runner.stats or {}), events
+    return remote.Attempt(1, plan, failures, runner.stats or {}), events
 
 
 def _lane_vars(lane: Lane, image: str, archive: Path, name: str = "") -> dict[str, object]:
     request = executors.SuiteRequest(workers=1, pytest_args=SUBSET)
-    lane_vars = remoterun.lane_vars(lane, image, [], archive, request, as_caller=True)
+    lane_vars = remote.lane_vars(lane, image, [], archive, request, as_caller=True)
     return {**lane_vars, "name": name or lane.name}
 
 
@@ -242,7 +246,7 @@ def test_nodes_check_and_preflight_judge_a_node_alike(
     inv = sshnodes.write_inventory(tmp_path / "inventory.yml", two_nodes, key, host_vars=overrides)
     sick.set_smi_mode("wrong-driver")
     try:
-        checks = nodes.check(matrix, inventory.load(inv), nodehealth.load_rules())
+        checks = check.check(matrix, inventory.load(inv), health.load_rules())
         by_name = {c.node.name: c for c in checks}
         assert by_name["n1"].healthy
         assert by_name["n1"].verdict is not None
@@ -250,7 +254,7 @@ def test_nodes_check_and_preflight_judge_a_node_alike(
         assert by_name["n2"].verdict is not None and not by_name["n2"].healthy
         problem = "smi: driver version 5.0.21, 5.37.1 expected"
         assert by_name["n2"].verdict.problems == (problem,)
-        rows = {line.split()[0]: line for line in tables.text(nodes.table(checks)).splitlines()}
+        rows = {line.split()[0]: line for line in tables.text(check.table(checks)).splitlines()}
         assert rows["node"].split()[-1] == "verdict"
         assert rows["n1"].endswith("  healthy") and rows["n2"].endswith("unhealthy: " + problem)
 
@@ -261,9 +265,9 @@ def test_nodes_check_and_preflight_judge_a_node_alike(
         assert attempt.failures["n2"].startswith("preflight: n2 is unhealthy: " + problem)
 
         sick.set_smi_mode("broken")
-        (check,) = nodes.check(matrix, inventory.load(inv, "n2"), nodehealth.load_rules())
-        assert check.verdict is not None
-        assert check.verdict.problems == (
+        (n2,) = check.check(matrix, inventory.load(inv, "n2"), health.load_rules())
+        assert n2.verdict is not None
+        assert n2.verdict.problems == (
             "smi: xpu-smi does not answer (exit 1: xpu-smi: xpu_device_count failed:"
             " XPU driver is not loaded)",
         )

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ci import environment, process
-from ci.errors import EnvironmentSetupError
-from ci.lanes import Lane, LaneMatrix
+from ci.build import environment
+from ci.core import process
+from ci.core.errors import EnvironmentSetupError
+from ci.lanes.matrix import Lane, LaneMatrix
 from tests.fixtures.junit_cases import SmokeCase, smoke_cases
 from tests.smoke_runner import run_smoke
 
@@ -89,7 +90,7 @@ def test_a_broken_adapter_is_a_harness_error_with_its_traceback(
         assert case.properties["failure_kind"] == "harness_error"
         assert "[harness_error] preparing the compile: " in case.message
         assert "not of the compiler under test" in case.text
-        assert "traceback:" in case.text and "ci/smoke/tritonapi.py" in case.text
+        assert "traceback:" in case.text and "ci/smoke/compile/tritonapi.py" in case.text
 
 
 def _corex_env(tmp_path: Path, cache: Path) -> Path:
@@ -211,8 +212,8 @@ def test_shared_memory_over_the_limit_is_out_of_resources(
     script.write_text(
         "import json, sys\n"
         "from ci.smoke import attention\n"
-        "from ci.smoke.compiler import CompileWorker\n"
-        "from ci.smoke.lane import Target\n"
+        "from ci.smoke.compile.compiler import CompileWorker\n"
+        "from ci.smoke.contract.lane import Target\n"
         "config = attention.AttentionConfig(256, 128, 256, 4, 3, 'bf16')\n"
         "worker = CompileWorker()\n"
         "job = attention.compile_job(config, Target('cuda', 80, 32, 166912), sys.argv[1], 600)\n"
@@ -250,9 +251,9 @@ def test_options_left_to_the_backend_stay_out_of_the_bundle_and_are_recorded(
     script.write_text(
         "import json, sys\n"
         "from ci.smoke import attention\n"
-        "from ci.smoke.compiler import CompileWorker\n"
-        "from ci.smoke.lane import Target\n"
-        "from ci.smoke.triage import triage_compile_failure\n"
+        "from ci.smoke.compile.compiler import CompileWorker\n"
+        "from ci.smoke.contract.lane import Target\n"
+        "from ci.smoke.triage.compile_failure import triage_compile_failure\n"
         "config = attention.AttentionConfig(256, 64, 128, None, None, 'bf16')\n"
         "worker = CompileWorker()\n"
         "job = attention.compile_job(config, Target('cuda', 80, 32, 166912), sys.argv[1], 600)\n"

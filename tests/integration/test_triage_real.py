@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
-from ci import environment, executors
-from ci.lanes import LaneMatrix, load_matrix
-from ci.smoke.signatures import signature_of
+from ci.build import environment
+from ci.lanes.matrix import LaneMatrix, load_matrix
+from ci.run import executors
+from ci.smoke.triage.signatures import signature_of
 from ci.triage.bisect import bisect
 
 pytestmark = pytest.mark.integration

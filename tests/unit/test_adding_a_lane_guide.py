@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ci import images, nodehealth
+from ci.build import images
 from ci.cli import main
-from ci.lanes import VENDORS, Device, Lane, Target, load_matrix
+from ci.lanes.matrix import VENDORS, Device, Lane, Target, load_matrix
+from ci.nodes import health
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "adding-a-lane.md").read_text(encoding="utf-8")
@@ -62,7 +63,7 @@ def test_the_worked_example_has_every_piece() -> None:
     assert group["smoke_devices"] == list(lane.device.devices)
     rules = tomllib.loads((ROOT / "ci/data/node_health.toml").read_text())
     rule = rules["smi"][lane.device.smi]
-    assert rule["format"] in nodehealth.SMI_PARSERS
+    assert rule["format"] in health.SMI_PARSERS
     assert (ROOT / "tests/fixtures/sshnode" / lane.device.smi).is_file()
 
 

@@ -3,8 +3,8 @@ no num_warps / num_stages, as compile jobs (no Triton needed)."""
 
 from __future__ import annotations
 
-from ci.smoke import attention
-from ci.smoke.lane import Target
+from ci.smoke.contract.lane import Target
+from ci.smoke.mirrors import attention
 
 CUDA = Target("cuda", 90, 32, 232448)
 

@@ -10,10 +10,11 @@ from urllib.parse import unquote
 
 import pytest
 
-from ci import dashboard, report, runfolder, site
 from ci.cli import main
-from ci.errors import UsageError
-from ci.history import Store
+from ci.core.errors import UsageError
+from ci.history.store import Store
+from ci.publish import dashboard, site
+from ci.results import reader, report
 from tests.fixtures.history_runs import Case, run_id, write_run
 
 LANE = "cpu-triton-3.6.0"
@@ -116,8 +117,8 @@ def _nights_made_in_actions(root: Path, nights: int) -> Path:
         record = json.loads((folder / "run.json").read_text())
         record["ci_run"] = {**ACTIONS_RUN, "run_id": ci_run}
         (folder / "run.json").write_text(json.dumps(record))
-        url = runfolder.read_record(folder)[0].artifacts_url
-        cases = runfolder.read_cases(folder / "merged.xml", [LANE])
+        url = reader.read_record(folder)[0].artifacts_url
+        cases = reader.read_cases(folder / "merged.xml", [LANE])
         report.write_html(cases, folder / "index.html", "run", artifacts_url=url)
     return root / "downloads"
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ci import executors, runrecord, tables
 from ci.cli import main
-from ci.errors import UsageError
-from ci.lanes import Lane, load_matrix
+from ci.core import tables
+from ci.core.errors import UsageError
+from ci.lanes.matrix import Lane, load_matrix
+from ci.run import executors, record
 from ci.triage.bisect import Bisection, CaseId, Outcome, bisect, table
 
 TEST = "test_gdn_post_conv.py::test_numerics"
@@ -34,7 +35,7 @@ class ScriptedExecutor:
         return "scripted"
 
     def execute(
-        self, run: runrecord.Run, lanes: Sequence[Lane], request: executors.SuiteRequest
+        self, run: record.Run, lanes: Sequence[Lane], request: executors.SuiteRequest
     ) -> list[executors.LaneOutcome]:
         self.requests.append(request)
         outcomes = []

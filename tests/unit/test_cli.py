@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ci import errors
 from ci.cli import CLOSED_PIPE_EXIT, build_parser, main
+from ci.core import errors
 from tests.fixtures.history_runs import Case, run_id, write_run
 
 LANE = "kunlun-flagtree-0.6.1"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ci.smoke.compiler import out_of_resources_message, parse_diagnostics
-from ci.smoke.taxonomy import compile_failure_kind as classify
+from ci.smoke.compile.compiler import out_of_resources_message, parse_diagnostics
+from ci.smoke.contract.taxonomy import compile_failure_kind as classify
 
 # The Iluvatar report's compile output, verbatim (../shared/seeds/).
 ILUVATAR_LOG = """\

@@ -9,9 +9,9 @@ from urllib.parse import unquote
 
 import pytest
 
-from ci.dashboard import build, failure_page
-from ci.errors import HistoryError
-from ci.history import ingest_run
+from ci.core.errors import HistoryError
+from ci.history.store import ingest_run
+from ci.publish.dashboard import build, failure_page
 from tests.fixtures.dashboard_history import ATTENTION, GDN, HOSTILE_TEST, REPRO, build_history
 from tests.fixtures.history_runs import Case, run_id, write_run
 

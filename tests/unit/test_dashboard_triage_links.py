@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote
 
-from ci.dashboard import build, failure_page
-from ci.history import ingest_run
-from ci.smoke.issuedraft import REPORT_NAME
+from ci.history.store import ingest_run
+from ci.publish.dashboard import build, failure_page
+from ci.smoke.triage.issuedraft import REPORT_NAME
 from ci.triage.irdiff import HTML_NAME
 from tests.fixtures.history_runs import Case, write_run
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ci import images, process
-from ci.errors import FlagCIError
-from ci.lanes import VENDORS, load_matrix
+from ci.build import images
+from ci.core import process
+from ci.core.errors import FlagCIError
+from ci.lanes.matrix import VENDORS, load_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / images.DOCKERFILE

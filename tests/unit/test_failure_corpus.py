@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from ci.smoke.signatures import Signature, signature_of
-from ci.smoke.taxonomy import KINDS, compile_failure_kind
+from ci.smoke.contract.taxonomy import KINDS, compile_failure_kind
+from ci.smoke.triage.signatures import Signature, signature_of
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "failure_corpus" / "corpus.toml"
 MIN_CLASS_ACCURACY = 0.95

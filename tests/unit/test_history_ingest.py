@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ci import runfolder
-from ci.errors import HistoryError, ReportError
-from ci.history import Store, ingest_run, ingest_runs
+from ci.core.errors import HistoryError, ReportError
+from ci.history.store import Store, ingest_run, ingest_runs
+from ci.results import reader
 from tests.fixtures.history_runs import Case, pytest_junit, run_id, write_run
 
 LANE = "cpu-triton-3.6.0"
@@ -242,8 +242,8 @@ def test_artifact_files_of_failed_tests_are_listed_inside_the_run_only(tmp_path:
     (run / "artifacts" / "cpu" / "c" / "ok.txt").write_text("")
     listed = [
         (case.test, path)
-        for case in runfolder.read_cases(run / "merged.xml", [LANE])
-        for path in runfolder.artifact_files(run, case)
+        for case in reader.read_cases(run / "merged.xml", [LANE])
+        for path in reader.artifact_files(run, case)
     ]
     assert listed == [
         ("x::a", "artifacts/cpu/a/failure.json"),

@@ -6,10 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-from ci.dashboard import build
-from ci.history import Store, ingest_run
-from ci.ledger import load_ledger
-from ci.verdicts import Kind
+from ci.history.ledger import load_ledger
+from ci.history.store import Store, ingest_run
+from ci.history.verdicts import Kind
+from ci.publish.dashboard import build
 
 REAL_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "20261130T160656Z-local"
 LANE = "cpu-triton-3.6.0"

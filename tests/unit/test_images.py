@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from ci import images, reporter
-from ci.engine import ImageInfo
-from ci.errors import EnvironmentSetupError
-from ci.lanes import Lane, Pin, load_matrix
-from ci.wheelhouse import LOCK_NAME, LockedWheel, Wheelhouse
+from ci.build import images
+from ci.build.engine import ImageInfo
+from ci.build.wheelhouse import LOCK_NAME, LockedWheel, Wheelhouse
+from ci.core import reporter
+from ci.core.errors import EnvironmentSetupError
+from ci.lanes.matrix import Lane, Pin, load_matrix
 
 
 @pytest.fixture
@@ -33,7 +34,8 @@ def root(tmp_path: Path) -> Path:
     (tree / "ci" / "smoke" / "test_backends.py").write_text("def test_one(): pass\n")
     (tree / "ci" / "smoke" / "__pycache__").mkdir()
     (tree / "ci" / "smoke" / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    (tree / "ci" / "images.py").write_text("")
+    (tree / "ci" / "build").mkdir()
+    (tree / "ci" / "build" / "images.py").write_text("")
     return tree
 
 
@@ -83,7 +85,7 @@ def test_the_tag_is_a_content_hash_named_after_the_lane(lane: Lane, root: Path) 
         ("docker/lane/Dockerfile", True),
         ("ci/smoke/test_backends.py", True),
         ("ci/__init__.py", True),
-        ("ci/images.py", False),  # controller code is not part of the image's recipe
+        ("ci/build/images.py", False),  # controller code is not part of the image's recipe
         ("ci/smoke/__pycache__/x.pyc", False),
     ],
 )

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ci import runfolder
-from ci.errors import ReportError
-from ci.history import Store, ingest_run
+from ci.core.errors import ReportError
+from ci.history.store import Store, ingest_run
+from ci.results import reader
 from tests.fixtures.history_runs import LANES, Case, write_run
 
 CPU = "cpu-triton-3.6.0"
@@ -224,7 +224,7 @@ def test_real_pytest_xunit2_with_a_collection_error_and_a_teardown_error_after_a
 def test_duplicates_unnamed_cases_bad_numbers_and_long_names_are_stored_with_notes(
     tmp_path: Path, history_db: str
 ) -> None:
-    long_name = "t" * (runfolder.MAX_NAME_CHARS + 50)
+    long_name = "t" * (reader.MAX_NAME_CHARS + 50)
     junit = f"""<testsuites><testsuite name="s">
       <testcase classname="m" name="twice" time="0.1"/>
       <testcase classname="m" name="comma" time="1,5"/>
@@ -243,9 +243,9 @@ def test_duplicates_unnamed_cases_bad_numbers_and_long_names_are_stored_with_not
         }
     outcome, duration, notes = rows["m::twice"]
     assert (outcome, duration) == ("failed", 0.2)
-    assert runfolder.DUPLICATE_NOTE in notes
+    assert reader.DUPLICATE_NOTE in notes
     assert rows["m::(testcase #5 without a name)"][2] == "the testcase has no name"
-    cut = "m::" + long_name[: runfolder.MAX_NAME_CHARS - 3]
+    cut = "m::" + long_name[: reader.MAX_NAME_CHARS - 3]
     assert "name cut to" in rows[cut][2]
     assert rows["m::comma"][1] is None
     assert any(n.startswith("m::comma: 'time' is not a number: '1,5'") for n in result.notes)
@@ -259,7 +259,7 @@ def test_a_duplicate_across_insert_batches_is_folded(tmp_path: Path, history_db:
     assert ingest_run(history_db, run).testcases == 2101
     with Store(history_db).session(create=False) as session:
         rows = session.rows("SELECT outcome, notes FROM results WHERE test = 'm::first'")
-    assert rows == [("error", runfolder.DUPLICATE_NOTE)]
+    assert rows == [("error", reader.DUPLICATE_NOTE)]
 
 
 def test_a_case_no_lane_decides_is_refused_naming_it(tmp_path: Path, history_db: str) -> None:
@@ -279,7 +279,7 @@ def test_the_run_finish_reads_the_same_cases(tmp_path: Path) -> None:
     """read_cases (the run's finish) folds duplicates as the store does."""
     path = tmp_path / "junit.xml"
     path.write_text(NESTED.replace('name="c"', 'name="a"').replace('"top"', '"compile"'))
-    cases = runfolder.read_cases(path, [CPU, NVIDIA])
+    cases = reader.read_cases(path, [CPU, NVIDIA])
     by_key = {(c.lane, c.test): c for c in cases}
     assert len(cases) == 3
-    assert by_key[(CPU, "compile::a")].notes == runfolder.DUPLICATE_NOTE
+    assert by_key[(CPU, "compile::a")].notes == reader.DUPLICATE_NOTE

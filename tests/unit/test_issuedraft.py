@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ci.smoke import issuedraft, passdump
-from ci.smoke.signatures import signature_of
+from ci.smoke.triage import issuedraft, passdump
+from ci.smoke.triage.signatures import signature_of
 
 DUMPS = Path(__file__).resolve().parents[1] / "fixtures" / "ir_dumps"
 KUNLUN = Path(__file__).resolve().parents[1] / "fixtures" / "failures" / "kunlun-uni-sram.txt"

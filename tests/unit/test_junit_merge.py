@@ -17,8 +17,9 @@ from xml.etree import ElementTree
 import pytest
 from lxml import etree
 
-from ci import junit, runfolder, runrecord
-from ci.lanes import load_matrix
+from ci.lanes.matrix import load_matrix
+from ci.results import junit, reader
+from ci.run import record
 
 CPU = "cpu-triton-3.6.0"
 NVIDIA = "nvidia-triton-3.6.0"
@@ -93,7 +94,7 @@ def test_failed_cases_list_their_artifacts_as_attachments(tmp_path: Path) -> Non
 
 
 def test_the_history_reads_the_same_test_ids_back(tmp_path: Path) -> None:
-    cases = runfolder.read_cases(_merged(tmp_path), [CPU, NVIDIA])
+    cases = reader.read_cases(_merged(tmp_path), [CPU, NVIDIA])
     assert sorted((c.lane, c.node, c.test, c.outcome) for c in cases)[:3] == [
         (CPU, "n1", "test_backends::test_inductor_target", "failed"),
         (CPU, "n1", "test_backends::test_ok", "passed"),
@@ -144,12 +145,12 @@ import json, sys
 from pathlib import Path
 if sys.argv[2] == "without":
     sys.modules["lxml"] = None  # junitparser falls back to the standard library
-from ci import runrecord
+from ci.run import record
 import junitparser.junitparser as jp
-from ci.lanes import load_matrix
+from ci.lanes.matrix import load_matrix
 matrix = load_matrix()
 lanes = [matrix.default]
-run = runrecord.Run.start(Path(sys.argv[1]), "local")
+run = record.Run.start(Path(sys.argv[1]), "local")
 good = run.part("n1", lanes[0].name)
 good.folder.mkdir(parents=True)
 good.junit.write_text(sys.stdin.read())
@@ -182,10 +183,10 @@ def test_the_run_finish_merges_with_and_without_lxml(tmp_path: Path, lxml: str) 
 
 def test_the_run_finish_result_is_the_merged_file_read_back(tmp_path: Path) -> None:
     matrix = load_matrix()
-    run = runrecord.Run.start(tmp_path, "local")
+    run = record.Run.start(tmp_path, "local")
     part = run.part("n1", matrix.default.name)
     part.folder.mkdir(parents=True)
     part.junit.write_text(PART)
     result = run.finish(matrix, [matrix.default])
     merged = run.folder / "merged.xml"
-    assert result.results == runfolder.read_cases(merged, [matrix.default.name])
+    assert result.results == reader.read_cases(merged, [matrix.default.name])

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ci.lanes import load_matrix
-from ci.smoke.lane import LaneFileError, load_context
+from ci.lanes.matrix import load_matrix
+from ci.smoke.contract.lane import LaneFileError, load_context
 
 
 @pytest.mark.parametrize("name", sorted(load_matrix().lanes))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ci import images
-from ci.lanes import load_matrix
+from ci.build import images
+from ci.lanes.matrix import load_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 LANE_PACKAGE = "ci.smoke"
@@ -36,7 +36,7 @@ def _ci_imports(path: Path) -> set[str]:
             and node.module.split(".")[0] == "ci"
         ):
             found.add(node.module)
-            # `from ci.smoke import bundle` imports the submodule ci.smoke.bundle.
+            # `from ci.smoke import bundle` imports the submodule ci.smoke.triage.bundle.
             found.update(
                 f"{node.module}.{a.name}"
                 for a in node.names

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ci.errors import ConfigError, UsageError
-from ci.lanes import default_matrix_path, load_matrix
+from ci.core.errors import ConfigError, UsageError
+from ci.lanes.matrix import default_matrix_path, load_matrix
 
 VALID = """
 default_lane = "cpu-a"

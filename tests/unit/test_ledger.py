@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ci.errors import ConfigError
-from ci.ledger import load_ledger
-from ci.smoke.signatures import signature_of
+from ci.core.errors import ConfigError
+from ci.history.ledger import load_ledger
+from ci.smoke.triage.signatures import signature_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

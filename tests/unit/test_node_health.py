@@ -7,26 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from ci import inventory, nodehealth, nodes, tables
-from ci.errors import ConfigError
+from ci.core import tables
+from ci.core.errors import ConfigError
+from ci.nodes import check, health, inventory
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sshnode"
-DOCKER_OK = nodehealth.ProbeResult(
-    0, "Client:\n Version: 20.10\nServer:\n Server Version: 20.10.24\n"
-)
-DF_OK = nodehealth.ProbeResult(
+DOCKER_OK = health.ProbeResult(0, "Client:\n Version: 20.10\nServer:\n Server Version: 20.10.24\n")
+DF_OK = health.ProbeResult(
     0, "Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 1000 10 52428800 1% /\n"
 )  # 50 GiB free
 
 
 @pytest.fixture(scope="module")
-def rules() -> nodehealth.HealthRules:
-    return nodehealth.load_rules()
+def rules() -> health.HealthRules:
+    return health.load_rules()
 
 
-def smi(
-    tool: str, mode: str, tmp_path: Path, rules: nodehealth.HealthRules
-) -> nodehealth.ProbeResult:
+def smi(tool: str, mode: str, tmp_path: Path, rules: health.HealthRules) -> health.ProbeResult:
     """Run the fixture SMI script in ``mode`` with the query of the rules file."""
     argv = list(rules.smi_rule(tool).query)
     script = (
@@ -39,18 +36,18 @@ def smi(
     done = subprocess.run(
         ["bash", str(tmp_path / tool), *argv[1:]], capture_output=True, text=True, check=False
     )
-    return nodehealth.ProbeResult(done.returncode, done.stdout, done.stderr)
+    return health.ProbeResult(done.returncode, done.stdout, done.stderr)
 
 
 @pytest.mark.parametrize(
     ("tool", "driver"), [("ixsmi", "4.5.0"), ("xpu-smi", "5.37.1"), ("npu-smi", "24.1.rc2")]
 )
 def test_a_healthy_vendor_node_is_healthy(
-    tool: str, driver: str, tmp_path: Path, rules: nodehealth.HealthRules
+    tool: str, driver: str, tmp_path: Path, rules: health.HealthRules
 ) -> None:
-    expectation = nodehealth.Expectation(smi=tool, device_count=8, driver_version=driver)
+    expectation = health.Expectation(smi=tool, device_count=8, driver_version=driver)
     observed = {"docker": DOCKER_OK, "disk": DF_OK, "smi": smi(tool, "healthy", tmp_path, rules)}
-    verdict = nodehealth.judge(rules, expectation, observed)
+    verdict = health.judge(rules, expectation, observed)
     assert verdict.healthy, verdict.problems
     assert verdict.facts == {"docker": "20.10.24", "free_gib": 50.0, "devices": 8, "driver": driver}
 
@@ -83,52 +80,52 @@ def test_a_healthy_vendor_node_is_healthy(
     ],
 )
 def test_each_unhealthy_smi_variant_is_named(
-    tool: str, mode: str, problem: str, tmp_path: Path, rules: nodehealth.HealthRules
+    tool: str, mode: str, problem: str, tmp_path: Path, rules: health.HealthRules
 ) -> None:
     driver = {"ixsmi": "4.5.0", "xpu-smi": "5.37.1", "npu-smi": "24.1.rc2"}[tool]
-    expectation = nodehealth.Expectation(smi=tool, device_count=8, driver_version=driver)
+    expectation = health.Expectation(smi=tool, device_count=8, driver_version=driver)
     observed = {"docker": DOCKER_OK, "disk": DF_OK, "smi": smi(tool, mode, tmp_path, rules)}
-    verdict = nodehealth.judge(rules, expectation, observed)
+    verdict = health.judge(rules, expectation, observed)
     assert (verdict.healthy, verdict.problems) == (False, (problem,))
 
 
-def test_docker_down_and_a_full_disk_are_both_reported(rules: nodehealth.HealthRules) -> None:
+def test_docker_down_and_a_full_disk_are_both_reported(rules: health.HealthRules) -> None:
     observed = {
-        "docker": nodehealth.ProbeResult(
+        "docker": health.ProbeResult(
             1, "Client:\n", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock"
         ),
-        "disk": nodehealth.ProbeResult(
+        "disk": health.ProbeResult(
             0,
             "Filesystem 1024-blocks Used Available Capacity Mounted on\n/dev/vda 1 1 1048576 99% /\n",
         ),
     }
-    verdict = nodehealth.judge(rules, nodehealth.Expectation(), observed)
+    verdict = health.judge(rules, health.Expectation(), observed)
     assert verdict.problems == (
         "docker: the engine does not answer (Cannot connect to the Docker daemon at unix:///var/run/docker.sock)",
         "disk: 1.0 GiB free, 20 GiB needed",
     )
-    lenient = nodehealth.Expectation(min_free_gib=1)
-    assert nodehealth.judge(rules, lenient, observed).problems[1:] == ()
+    lenient = health.Expectation(min_free_gib=1)
+    assert health.judge(rules, lenient, observed).problems[1:] == ()
 
 
-def test_a_missing_probe_is_a_problem_not_a_pass(rules: nodehealth.HealthRules) -> None:
-    verdict = nodehealth.judge(rules, nodehealth.Expectation(smi="ixsmi", device_count=8), {})
+def test_a_missing_probe_is_a_problem_not_a_pass(rules: health.HealthRules) -> None:
+    verdict = health.judge(rules, health.Expectation(smi="ixsmi", device_count=8), {})
     assert not verdict.healthy
     assert len(verdict.problems) == 3
 
 
-def test_real_df_and_the_probe_commands(tmp_path: Path, rules: nodehealth.HealthRules) -> None:
-    commands = nodehealth.probes(rules, nodehealth.Expectation(smi="xpu-smi"), str(tmp_path))
+def test_real_df_and_the_probe_commands(tmp_path: Path, rules: health.HealthRules) -> None:
+    commands = health.probes(rules, health.Expectation(smi="xpu-smi"), str(tmp_path))
     assert commands == {
         "docker": ["docker", "info"],
         "disk": ["df", "-Pk", str(tmp_path)],
         "smi": ["xpu-smi"],
     }
     done = subprocess.run(commands["disk"], capture_output=True, text=True, check=True)
-    verdict = nodehealth.judge(
+    verdict = health.judge(
         rules,
-        nodehealth.Expectation(min_free_gib=0),
-        {"docker": DOCKER_OK, "disk": nodehealth.ProbeResult(0, done.stdout)},
+        health.Expectation(min_free_gib=0),
+        {"docker": DOCKER_OK, "disk": health.ProbeResult(0, done.stdout)},
     )
     assert verdict.healthy and verdict.facts["free_gib"] > 0
 
@@ -146,9 +143,9 @@ def test_ansible_loop_results_become_probe_results() -> None:
             "msg": "[Errno 2] No such file or directory: b'ixsmi'",
         },
     ]
-    observed = nodehealth.results_from(records)
-    assert observed["docker"] == nodehealth.ProbeResult(0, "x", "")
-    assert observed["smi"] == nodehealth.ProbeResult(
+    observed = health.results_from(records)
+    assert observed["docker"] == health.ProbeResult(0, "x", "")
+    assert observed["smi"] == health.ProbeResult(
         127, "", "[Errno 2] No such file or directory: b'ixsmi'"
     )
 
@@ -159,22 +156,22 @@ def test_a_bad_rules_file_names_the_file_and_key(tmp_path: Path) -> None:
         'min_free_gib = "lots"\ndocker = ["docker", "info"]\ndisk = ["df"]\n[smi.x]\nquery=["x"]\nsnapshot=["x"]\nformat="csv"\n'
     )
     with pytest.raises(ConfigError) as err:
-        nodehealth.load_rules(bad)
+        health.load_rules(bad)
     assert f"{bad}: key 'min_free_gib'" in str(err.value)
     assert f"{bad}: key 'smi.x.format'" in str(err.value)
     with pytest.raises(ConfigError, match=r"no \[smi.nvsmi\] rule"):
-        nodehealth.load_rules().smi_rule("nvsmi")
+        health.load_rules().smi_rule("nvsmi")
 
 
 def test_the_nodes_table_is_one_greppable_row_per_node() -> None:
-    healthy = nodehealth.Verdict(True, (), {"docker": "26.1.5", "free_gib": 120, "devices": 8})
-    sick = nodehealth.Verdict(False, ("smi: driver version 5.0.21, 5.37.1 expected",), {})
+    healthy = health.Verdict(True, (), {"docker": "26.1.5", "free_gib": 120, "devices": 8})
+    sick = health.Verdict(False, ("smi: driver version 5.0.21, 5.37.1 expected",), {})
     checks = [
-        nodes.NodeCheck(inventory.Node("n1", {"ansible_host": "10.0.0.1"}), healthy),
-        nodes.NodeCheck(inventory.Node("n2", {"ansible_connection": "local"}), sick),
-        nodes.NodeCheck(inventory.Node("n3", {}), None, "timed out"),
+        check.NodeCheck(inventory.Node("n1", {"ansible_host": "10.0.0.1"}), healthy),
+        check.NodeCheck(inventory.Node("n2", {"ansible_connection": "local"}), sick),
+        check.NodeCheck(inventory.Node("n3", {}), None, "timed out"),
     ]
-    rows = tables.text(nodes.table(checks)).splitlines()
+    rows = tables.text(check.table(checks)).splitlines()
     assert rows[0].split() == [
         "node", "address", "reachable", "docker", "free", "GiB", "devices", "driver", "verdict"
     ]  # fmt: skip

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ci import nightly
-from ci.errors import ConfigError, NewFailureError, NotifyError, UnknownFailureError
-from ci.history import Store
-from ci.ledger import Ledger, load_ledger
+from ci.core.errors import ConfigError, NewFailureError, NotifyError, UnknownFailureError
+from ci.history.ledger import Ledger, load_ledger
+from ci.history.store import Store
+from ci.publish import after_run
 from tests.fixtures.history_runs import LANES, Case, LaneSpec, write_run
 from tests.fixtures.loopback_http import TOKEN, LoopbackState, loopback_server
 
@@ -46,7 +46,7 @@ class Nights:
         folder = write_run(self.results, self.count, cases, lanes=lanes)
         self.count += 1
         self.store.ingest(folder)
-        return nightly.after_run(
+        return after_run.after_run(
             folder, store=self.store, ledger=ledger or load_ledger(), dashboard=None
         )
 
@@ -119,7 +119,7 @@ def test_the_issue_is_opened_with_the_report_triage_drafted(
         "## Environment\n\n| triton | 3.6.0 |\n\nReplay: `python replay.py`\n"
     )
     store.ingest(folder)
-    error = nightly.after_run(folder, store=store, ledger=load_ledger(), dashboard=None)
+    error = after_run.after_run(folder, store=store, ledger=load_ledger(), dashboard=None)
     assert isinstance(error, NewFailureError)
     (issue,) = server.issues.values()
     assert f"### Drafted report ({CPU})" in issue["body"]
@@ -153,10 +153,11 @@ def test_a_refused_or_unreachable_webhook_is_exit_9_unless_the_verdict_says_more
     with loopback_server() as gone:
         closed = gone.base
     monkeypatch.setenv("FLAGCI_WEBHOOK_URL", f"{closed}/feishu/hook-secret")
-    from ci import notify, runverdicts
+    from ci.history import run_verdicts
+    from ci.publish import notify
 
     history = nights.store.evaluate(load_ledger())
-    run = runverdicts.of_run(history, history.runs[-1].run_id)
+    run = run_verdicts.of_run(history, history.runs[-1].run_id)
     hook = notify.webhook_from()
     assert hook is not None
     with pytest.raises(NotifyError, match="unreachable") as caught:
@@ -180,10 +181,10 @@ def test_a_bad_token_is_logged_and_the_verdict_still_decides(
 
 
 def test_an_unusable_tracker_setting_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ci import issuesync
+    from ci.publish import issue_sync
 
     with pytest.raises(ConfigError, match="GITHUB_TOKEN is not"):
-        issuesync.tracker_from({"FLAGCI_ISSUE_REPO": "o/r"})
+        issue_sync.tracker_from({"FLAGCI_ISSUE_REPO": "o/r"})
     with pytest.raises(ConfigError, match="not owner/name"):
-        issuesync.tracker_from({"FLAGCI_ISSUE_REPO": "o/r/x", "GITHUB_TOKEN": "t"})
-    assert issuesync.tracker_from({}) is None
+        issue_sync.tracker_from({"FLAGCI_ISSUE_REPO": "o/r/x", "GITHUB_TOKEN": "t"})
+    assert issue_sync.tracker_from({}) is None

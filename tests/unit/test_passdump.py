@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ci.smoke import passdump
+from ci.smoke.triage import passdump
 
 DUMPS = Path(__file__).resolve().parents[1] / "fixtures" / "ir_dumps"
 HOIST = (DUMPS / "hoist-tmem-alloc-triton-3.6.0.log").read_text(encoding="utf-8")

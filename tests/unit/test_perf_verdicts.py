@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ci.dashboard import build
-from ci.history import Store, ingest_run
-from ci.ledger import load_ledger
-from ci.verdicts import PERF_MIN_RUNS, PERF_WINDOW, Kind, Verdict
+from ci.history.ledger import load_ledger
+from ci.history.store import Store, ingest_run
+from ci.history.verdicts import PERF_MIN_RUNS, PERF_WINDOW, Kind, Verdict
+from ci.publish.dashboard import build
 from tests.fixtures.history_runs import Case, write_run
 
 LANE = "nvidia-triton-3.6.0"
@@ -153,10 +153,10 @@ def test_the_real_kernel_h200_sample_launched_vllms_and_flaggems_kernels(tmp_pat
     the GPU, each testcase naming the package it came from, and it ingests as it is."""
     import shutil
 
-    from ci import runfolder
+    from ci.results import reader
 
     sample = Path(__file__).resolve().parents[2] / "docs" / "samples" / "2026-12-01-h200"
-    cases = runfolder.read_cases(sample / "merged.xml", ["nvidia-triton-3.6.0"])
+    cases = reader.read_cases(sample / "merged.xml", ["nvidia-triton-3.6.0"])
     launches = [c for c in cases if c.test.split("::")[-1].startswith("test_launch[")]
     sources = {c.properties.get("source") for c in launches}
     assert sources == {"vllm 0.24.0", "flag-gems 5.0.2"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from ci import inventory
+from ci.nodes import inventory
 
 ROLES = ("preflight", "deploy", "smoke", "collect", "cleanup")
 
@@ -66,6 +66,6 @@ def test_no_world_writable_modes_and_one_workdir_default() -> None:
     assert texts
     for path, text in texts.items():
         assert not re.search(r"0o?777|\ba\+w\b|o\+w", text), path
-        # The default work folder is written once, in ci/inventory.py.
+        # The default work folder is written once, in ci/nodes/inventory.py.
         assert inventory.DEFAULT_WORKDIR not in text, path
     assert not (root / "deploy.yml").exists()  # `run.yml --tags stage` does its work

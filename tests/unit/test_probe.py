@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ci.smoke.probe import Attempt, candidates, probe
+from ci.smoke.triage.probe import Attempt, candidates, probe
 
 
 def test_candidates_lower_stages_first_then_halve_blocks() -> None:

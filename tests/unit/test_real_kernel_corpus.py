@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci.smoke import flaggems_corpus, realkernels
-from ci.smoke.compiler import jit_attrs
-from ci.smoke.lane import Target
-from ci.smoke.tritonapi import ir_identity
+from ci.smoke.compile.compiler import jit_attrs
+from ci.smoke.compile.tritonapi import ir_identity
+from ci.smoke.contract.lane import Target
+from ci.smoke.realkernels import flaggems_corpus, jobs
 
 HIP = Target("hip", "gfx942", 64, 65536)
 CUDA = Target("cuda", 90, 32, 232448)
@@ -59,13 +59,13 @@ def test_a_capture_document_becomes_compile_jobs_with_its_attrs_and_environment(
             {"target": "gfx942", "scenario": "broken", "error": "E", "traceback": "Trace"},
         ],
     }
-    launch, broken = realkernels._launches(document)
+    launch, broken = jobs._launches(document)
     assert (launch.source, launch.id, broken.error) == (
         "vllm 0.24.0",
         "decode-reduce_segments",
         "Trace",
     )
-    job = realkernels.compile_job(launch, HIP, "art", 10.0, ("ttgir",))
+    job = jobs.compile_job(launch, HIP, "art", 10.0, ("ttgir",))
     assert job.attrs == {"out_ptr": [("tt.divisibility", 16), ("tt.pointer_range", 32)]}
     assert job.import_env == {"CUDA_VISIBLE_DEVICES": ""}
     assert job.keep_ir == ("ttgir",) and job.module_file.endswith("triton_unified_attention.py")

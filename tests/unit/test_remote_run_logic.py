@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ci import executors, inventory, remoterun, reporter, runrecord
-from ci.errors import ConfigError, UsageError
-from ci.lanes import LaneMatrix
+from ci.core import reporter
+from ci.core.errors import ConfigError, UsageError
+from ci.lanes.matrix import LaneMatrix
+from ci.nodes import inventory
+from ci.run import executors, record, remote
 
 
 def event(kind: str, host: str, role: str, task: str, **res: object) -> dict[str, object]:
@@ -23,7 +25,7 @@ def test_events_tell_unreachable_preflight_and_lost_mid_run_apart(
 ) -> None:
     out = io.StringIO()
     monkeypatch.setattr(reporter, "_installed", reporter.Reporter(out=out))
-    progress = remoterun.Progress()
+    progress = remote.Progress()
     for item in [
         event(
             "runner_on_unreachable",
@@ -92,16 +94,16 @@ def status(code: int | None, timed_out: bool = False) -> str:
 def test_a_test_failure_is_never_retried_and_a_lost_host_is_retried_once(tmp_path: Path) -> None:
     collected = tmp_path / "collected"
     parts = {
-        (h, "lane"): runrecord.Part(h, "lane", tmp_path / "lanes" / f"{h}__lane")
+        (h, "lane"): record.Part(h, "lane", tmp_path / "lanes" / f"{h}__lane")
         for h in ("red", "lost", "hung")
     }
     pack(collected / "red__lane.tgz", {"status.json": status(1), "junit.xml": "<testsuite/>"})
     pack(collected / "lost__lane.tgz", {"smi.txt": "..."})  # collect ran, the suite did not
     pack(collected / "hung__lane.tgz", {"status.json": status(None, timed_out=True)})
     plan = {"red": ["lane"], "lost": ["lane"], "hung": ["lane"]}
-    first = remoterun.Attempt(1, plan, {"lost": "lost mid-run during 'smoke: Wait'"}, {})
+    first = remote.Attempt(1, plan, {"lost": "lost mid-run during 'smoke: Wait'"}, {})
 
-    retry = remoterun._settle(first, parts, collected, last=False)
+    retry = remote._settle(first, parts, collected, last=False)
 
     assert retry == {"lost": ["lane"]}
     assert parts[("red", "lane")].infrastructure_error == ""
@@ -116,8 +118,8 @@ def test_a_test_failure_is_never_retried_and_a_lost_host_is_retried_once(tmp_pat
     assert (parts[("red", "lane")].folder / "junit.xml").is_file()
     assert not list(collected.iterdir())
 
-    second = remoterun.Attempt(2, retry, {"lost": "unreachable at 'preflight: x': refused"}, {})
-    assert remoterun._settle(second, parts, collected, last=True) == {}
+    second = remote.Attempt(2, retry, {"lost": "unreachable at 'preflight: x': refused"}, {})
+    assert remote._settle(second, parts, collected, last=True) == {}
     assert parts[("lost", "lane")].infrastructure_error == (
         "attempt 1: lost mid-run during 'smoke: Wait'; attempt 2: unreachable at 'preflight: x': refused"
     )
@@ -125,12 +127,12 @@ def test_a_test_failure_is_never_retried_and_a_lost_host_is_retried_once(tmp_pat
 
 def test_a_retry_that_succeeds_clears_the_error(tmp_path: Path) -> None:
     collected = tmp_path / "collected"
-    part = runrecord.Part("n", "lane", tmp_path / "lanes" / "n__lane")
-    first = remoterun.Attempt(1, {"n": ["lane"]}, {"n": "unreachable at 'x': y"}, {})
-    assert remoterun._settle(first, {("n", "lane"): part}, collected, last=False) == {"n": ["lane"]}
+    part = record.Part("n", "lane", tmp_path / "lanes" / "n__lane")
+    first = remote.Attempt(1, {"n": ["lane"]}, {"n": "unreachable at 'x': y"}, {})
+    assert remote._settle(first, {("n", "lane"): part}, collected, last=False) == {"n": ["lane"]}
     pack(collected / "n__lane.tgz", {"status.json": status(0), "junit.xml": "<testsuite/>"})
-    second = remoterun.Attempt(2, {"n": ["lane"]}, {}, {})
-    assert remoterun._settle(second, {("n", "lane"): part}, collected, last=True) == {}
+    second = remote.Attempt(2, {"n": ["lane"]}, {}, {})
+    assert remote._settle(second, {("n", "lane"): part}, collected, last=True) == {}
     assert part.infrastructure_error == ""
 
 
@@ -138,7 +140,7 @@ def test_unpacking_refuses_paths_that_leave_the_lane_folder(tmp_path: Path) -> N
     archive = tmp_path / "evil.tgz"
     pack(archive, {"../escaped.txt": "x"})
     with pytest.raises(tarfile.OutsideDestinationError):
-        remoterun.unpack(archive, tmp_path / "lane")
+        remote.unpack(archive, tmp_path / "lane")
     assert not (tmp_path / "escaped.txt").exists()
 
 
@@ -154,8 +156,8 @@ def test_unpacking_refuses_paths_that_leave_the_lane_folder(tmp_path: Path) -> N
 def test_lane_problem(files: dict[str, str], problem: str, tmp_path: Path) -> None:
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    assert remoterun.lane_problem(tmp_path).startswith(problem)
-    assert (remoterun.lane_problem(tmp_path) == "") == (problem == "")
+    assert remote.lane_problem(tmp_path).startswith(problem)
+    assert (remote.lane_problem(tmp_path) == "") == (problem == "")
 
 
 def write(path: Path, text: str) -> Path:
@@ -188,10 +190,10 @@ def test_the_cpu_lane_expects_no_smi_and_the_playbooks_get_facts_and_names_from_
     matrix: LaneMatrix,
 ) -> None:
     node = inventory.Node("n", {"flagci_vendors": ["cpu"]})
-    assert node.expectation([matrix.default]) == inventory.nodehealth.Expectation()
+    assert node.expectation([matrix.default]) == inventory.health.Expectation()
     kunlun = matrix.lane("kunlun-flagtree-0.6.1")
     request = executors.SuiteRequest(workers=3, pytest_args=("-k", "gdn"))
-    lane = remoterun.lane_vars(
+    lane = remote.lane_vars(
         kunlun, "flagci/kunlun:0123456789abcdef", [], Path("/a.tar"), request, as_caller=False
     )
     assert lane["content_hash"] == "0123456789abcdef"
@@ -201,14 +203,14 @@ def test_the_cpu_lane_expects_no_smi_and_the_playbooks_get_facts_and_names_from_
     assert lane["command"] == executors.smoke_command("python", "/results", kunlun, request)
     assert lane["command"][-5:] == ["-n", "3", f"--timeout={kunlun.test_timeout_s}", "-k", "gdn"]
     p800 = inventory.Node("p800-01", {"flagci_vendors": ["kunlun"]})
-    host = remoterun.host_vars("RUN", p800, [kunlun])
+    host = remote.host_vars("RUN", p800, [kunlun])
     assert host["workdir"] == inventory.DEFAULT_WORKDIR
     assert host["expectation"] == {"smi": "xpu-smi", "device_count": 8, "driver_version": "5.37.1"}
     assert host["containers"] == {kunlun.name: f"flagci-RUN-p800-01-{kunlun.name}"}
     assert host["archives"] == {kunlun.name: f"p800-01__{kunlun.name}.tgz"}
     # An inventory's preflight_* override what the lanes imply, for flagci and Ansible alike.
     tuned = inventory.Node("p", {"flagci_vendors": ["kunlun"], "preflight_device_count": 4})
-    assert remoterun.host_vars("RUN", tuned, [kunlun])["expectation"]["device_count"] == 4
+    assert remote.host_vars("RUN", tuned, [kunlun])["expectation"]["device_count"] == 4
 
 
 def test_workers_have_one_spelling_and_only_unprivileged_images_run_as_the_caller() -> None:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from ci import process, reporter, runrecord, tables
-from ci.errors import InfrastructureError
-from ci.lanes import load_matrix
+from ci.core import process, reporter, tables
+from ci.core.errors import InfrastructureError
+from ci.lanes.matrix import load_matrix
+from ci.run import record
 
 
 class _Terminal(io.StringIO):
@@ -52,7 +53,7 @@ def test_the_terminal_shows_a_spinner_and_elapsed_time_while_a_step_runs(
 ) -> None:
     shown, out, err = _terminal()
     monkeypatch.setattr(reporter, "_installed", shown)
-    run = runrecord.Run.start(tmp_path, "local")
+    run = record.Run.start(tmp_path, "local")
     with run.step("prepare environment"):
         live = out.getvalue()
         # The live display: a spinner frame (rich's "dots"), the step, its elapsed time.
@@ -102,7 +103,7 @@ def test_ci_and_pipes_get_plain_lines(
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     assert type(reporter.current()) is reporter.Reporter
-    run = runrecord.Run.start(tmp_path, "local")
+    run = record.Run.start(tmp_path, "local")
     with run.step("prepare"):
         pass
     run.finish(load_matrix(), [load_matrix().default])

@@ -6,11 +6,11 @@ import argparse
 
 import pytest
 
-from ci import executors, remoterun
 from ci.cli import main
 from ci.commands.run_cmd import add_executor_arguments, executor_from
-from ci.errors import UsageError
-from ci.lanes import LaneMatrix
+from ci.core.errors import UsageError
+from ci.lanes.matrix import LaneMatrix
+from ci.run import executors, remote
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -23,7 +23,7 @@ def test_the_executor_follows_the_arguments(matrix: LaneMatrix) -> None:
     assert isinstance(executor_from(parsed(), matrix), executors.LocalVenvExecutor)
     assert isinstance(executor_from(parsed("--image"), matrix), executors.LocalImageExecutor)
     nodes = executor_from(parsed("--inventory", "lab", "--limit", "kunlun_p800"), matrix)
-    assert isinstance(nodes, remoterun.NodeExecutor)
+    assert isinstance(nodes, remote.NodeExecutor)
     assert nodes.limit == "kunlun_p800" and nodes.inventory.name == "lab"
     assert {e.kind for e in (executor_from(parsed(), matrix), nodes)} == {"local", "remote"}
 

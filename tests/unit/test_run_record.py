@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ci import junit, report, reporter, runfolder, runrecord, tables
-from ci.errors import ReportError
-from ci.lanes import load_matrix
+from ci.core import reporter, tables
+from ci.core.errors import ReportError
+from ci.lanes.matrix import load_matrix
+from ci.results import junit, reader, report
+from ci.run import record
 
 SMOKE_JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="cpu-triton-3.6.0" tests="2" failures="1">
@@ -32,25 +34,25 @@ BOMB = """<?xml version="1.0"?>
 """
 
 
-def finish(tmp_path: Path, parts: list[runrecord.Part]) -> runrecord.RunResult:
+def finish(tmp_path: Path, parts: list[record.Part]) -> record.RunResult:
     matrix = load_matrix()
-    run = runrecord.Run("RUN", tmp_path, "local", datetime.now(UTC))
+    run = record.Run("RUN", tmp_path, "local", datetime.now(UTC))
     run.parts.update({(p.node, p.lane): p for p in parts})
     return run.finish(matrix, [matrix.default])
 
 
-def part(tmp_path: Path, node: str, text: str | None) -> runrecord.Part:
-    folder = tmp_path / "lanes" / runrecord.part_name(node, "cpu-triton-3.6.0")
+def part(tmp_path: Path, node: str, text: str | None) -> record.Part:
+    folder = tmp_path / "lanes" / record.part_name(node, "cpu-triton-3.6.0")
     folder.mkdir(parents=True)
     if text is not None:
         (folder / "junit.xml").write_text(text)
-    return runrecord.Part(node=node, lane="cpu-triton-3.6.0", folder=folder)
+    return record.Part(node=node, lane="cpu-triton-3.6.0", folder=folder)
 
 
 def test_merge_keeps_everything_and_makes_artifacts_run_relative(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
     assert result.status == "failed"
-    merged = runfolder.read_cases(tmp_path / "merged.xml", ["cpu-triton-3.6.0"])
+    merged = reader.read_cases(tmp_path / "merged.xml", ["cpu-triton-3.6.0"])
     assert [c.outcome for c in merged] == ["failed", "passed"]
     assert merged == result.results
     failing = merged[0]
@@ -59,9 +61,9 @@ def test_merge_keeps_everything_and_makes_artifacts_run_relative(tmp_path: Path)
     assert failing.artifacts == (
         "lanes/n1__cpu-triton-3.6.0/artifacts/test_backends__test_inductor_target"
     )
-    record = json.loads((tmp_path / "run.json").read_text())
-    assert record["status"] == "failed"
-    assert record["lanes"]["cpu-triton-3.6.0"]["pins"]["triton"] == "3.6.0"
+    written = json.loads((tmp_path / "run.json").read_text())
+    assert written["status"] == "failed"
+    assert written["lanes"]["cpu-triton-3.6.0"]["pins"]["triton"] == "3.6.0"
 
 
 def test_missing_and_hostile_junit_become_infrastructure_errors(tmp_path: Path) -> None:
@@ -109,9 +111,9 @@ def test_a_run_made_in_actions_records_it_and_links_its_files_to_the_artifact(
     monkeypatch.setenv("GITHUB_REPOSITORY", "flagos-ai/flagci")
     monkeypatch.setenv("GITHUB_RUN_ID", "123456")
     finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
-    record = runfolder.read_record(tmp_path)[0]
+    read = reader.read_record(tmp_path)[0]
     url = "https://github.com/flagos-ai/flagci/actions/runs/123456#artifacts"
-    assert record.artifacts_url == url
+    assert read.artifacts_url == url
     page = (tmp_path / "index.html").read_text()
     assert f'<a href="{url}">artifacts</a>' in page
     assert 'href="lanes/' not in page
@@ -143,7 +145,7 @@ def test_a_run_names_its_folder_times_its_steps_and_records_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     matrix = load_matrix()
-    run = runrecord.Run.start(tmp_path, "local")
+    run = record.Run.start(tmp_path, "local")
     assert run.folder == tmp_path.resolve() / run.run_id and run.folder.is_dir()
     assert run.run_id.endswith("-local")
     part = run.part("n1", matrix.default.name)
@@ -153,10 +155,10 @@ def test_a_run_names_its_folder_times_its_steps_and_records_them(
         raise RuntimeError("boom")
     result = run.finish(matrix, [matrix.default])
     assert result.status == "error"  # the part never got its JUnit
-    record = json.loads((run.folder / "run.json").read_text())
+    written = json.loads((run.folder / "run.json").read_text())
     # run.json is written within the last step, so it lists the steps before that one.
-    assert [s["name"] for s in record["steps"]] == ["a step that breaks"]
-    assert all(s["seconds"] >= 0 for s in record["steps"])
+    assert [s["name"] for s in written["steps"]] == ["a step that breaks"]
+    assert all(s["seconds"] >= 0 for s in written["steps"])
     out = capsys.readouterr().out
     assert "==> a step that breaks" in out and "<== a step that breaks (" in out
     assert "steps:" in out and f"flagci: run {run.run_id}" in out
@@ -167,7 +169,7 @@ def test_the_ci_reporter_groups_steps_and_annotates_warnings(
 ) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     assert isinstance(reporter.current(), reporter.CIReporter)
-    run = runrecord.Run.start(tmp_path, "local")
+    run = record.Run.start(tmp_path, "local")
     with run.step("prepare"):
         reporter.current().warn("node n1 is lost\nfor good")
     out = capsys.readouterr().out.splitlines()

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from ci import nightly, summary
-from ci.errors import (
+from ci.core.errors import (
     FixNotVerifiedError,
     NewFailureError,
     RegressionError,
     SlowerError,
     UnknownFailureError,
 )
-from ci.history import Store
-from ci.ledger import load_ledger
+from ci.history.ledger import load_ledger
+from ci.history.store import Store
+from ci.publish import after_run, summary
 from tests.fixtures.history_runs import Case, write_run
 
 CPU = "cpu-triton-3.6.0"
@@ -39,7 +39,7 @@ def after(tmp_path: Path, nights: list[list[Case]], *, history: bool = True) -> 
         run_dir = write_run(results, index, cases)
         if store is not None:
             store.ingest(run_dir)
-    error = nightly.after_run(
+    error = after_run.after_run(
         run_dir, store=store, ledger=load_ledger(), dashboard=results / "dashboard"
     )
     return error, run_dir
@@ -117,7 +117,7 @@ def test_the_summary_goes_to_the_github_step_summary_too(
     step = tmp_path / "step-summary.md"
     step.write_text("earlier step\n")
     monkeypatch.setenv(summary.STEP_SUMMARY, str(step))
-    monkeypatch.setenv(nightly.SITE_URL, "https://ci.example.org/flagci/")
+    monkeypatch.setenv(after_run.SITE_URL, "https://ci.example.org/flagci/")
     _, run_dir = after(tmp_path, [[Case(CPU, "s::t")], [Case(CPU, "s::t", "failed", SHARED)]])
     text = step.read_text()
     assert text.startswith("earlier step\n")

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from ci.smoke.signatures import (
+from ci.smoke.contract.taxonomy import compile_failure_kind
+from ci.smoke.triage.signatures import (
     EvidenceError,
     Signature,
     normalise,
     signature_of,
     without_numbers,
 )
-from ci.smoke.taxonomy import compile_failure_kind
 
 FAILURES = Path(__file__).resolve().parents[1] / "fixtures" / "failures"
 
@@ -189,7 +189,7 @@ def test_artifacts_name_the_kernel(tmp_path: Path) -> None:
 
 
 def test_smoke_harness_failure_record(tmp_path: Path) -> None:
-    # The layout ci/smoke/compiler.py writes: {"job": {...}, "outcome": {...}}.
+    # The layout ci/smoke/compile/compiler.py writes: {"job": {...}, "outcome": {...}}.
     record = {
         "job": {"kernel": "kernel_unified_attention", "module": "attention"},
         "outcome": {

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ci.history import Store, ingest_run
-from ci.ledger import load_ledger
-from ci.verdicts import FixStatus, History, Kind
+from ci.history.ledger import load_ledger
+from ci.history.store import Store, ingest_run
+from ci.history.verdicts import FixStatus, History, Kind
 from tests.fixtures.history_runs import LANES, Case, LaneSpec, pytest_junit, run_id, write_run
 
 CPU = "cpu-triton-3.6.0"

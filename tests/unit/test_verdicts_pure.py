@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ci import runverdicts
-from ci.ledger import load_ledger
-from ci.verdicts import (
+from ci.history import run_verdicts
+from ci.history.ledger import load_ledger
+from ci.history.verdicts import (
     FailureRecord,
     FixStatus,
     History,
@@ -118,9 +118,9 @@ def test_a_harness_error_is_a_lane_problem_never_a_new_failure_or_a_regression()
     verdict = history.verdicts[("ft", test)]
     assert verdict.kind is Kind.LANE_PROBLEM
     assert not verdict.new_failure and verdict.regression_of is None
-    run = runverdicts.of_run(history, "r1")
+    run = run_verdicts.of_run(history, "r1")
     assert run.lane_problems == (verdict,) and run.unknown == () and run.regressions == ()
-    error = runverdicts.exit_error(run)
+    error = run_verdicts.exit_error(run)
     assert error is not None and error.exit_code == 15
     # The same failure from the compiler is the regression it would be.
     compiler = observe(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ci.lanes import Lane, Pin, load_matrix
-from ci.wheelhouse import WheelError, check_wheel
+from ci.build.wheelhouse import WheelError, check_wheel
+from ci.lanes.matrix import Lane, Pin, load_matrix
 
 
 def wheel(folder: Path, name: str, version: str, metadata: str | None) -> Path:

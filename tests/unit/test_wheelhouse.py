@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ci.lanes import load_matrix
-from ci.wheelhouse import WheelError, prepare
+from ci.build.wheelhouse import WheelError, prepare
+from ci.lanes.matrix import load_matrix
 
 MATRIX = """
 default_lane = "cpu-a"
@@ -115,7 +115,7 @@ def test_unset_index_is_named_before_any_download(tmp_path: Path) -> None:
     lanes, triton, dep = setup(tmp_path)
     dep.unlink()
     matrix = load_matrix(lanes)
-    from ci.errors import ConfigError
+    from ci.core.errors import ConfigError
 
     with pytest.raises(
         ConfigError,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ci import process
-from ci.errors import FlagCIError
+from ci.core import process
+from ci.core.errors import FlagCIError
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

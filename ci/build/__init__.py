@@ -1,0 +1,1 @@
+"""A lane's environment: its wheelhouse, a local venv, or its image on a container engine."""

@@ -1,0 +1,1 @@
+"""Foundations every step uses: errors, the subprocess helper, progress, tables, atomic writes."""

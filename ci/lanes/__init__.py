@@ -1,0 +1,1 @@
+"""The lane matrix: every vendor stack's pins, targets and tests, parsed once."""

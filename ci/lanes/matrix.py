@@ -1,0 +1,390 @@
+"""The lane matrix: parsed once from ``ci/data/lanes.toml`` into frozen, validated models.
+
+Every error names the file, the lane and the key, so that a typo in a pin is found
+before any environment, image or node is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from ci.core.errors import ConfigError, UsageError
+from ci.smoke.contract.lane import target_label
+
+SMOKE_TESTS = (
+    "backends",
+    "unified_attention",
+    "gdn_post_conv",
+    "vllm",
+    "vllm_kernels",
+    "flaggems_kernels",
+    "perf",
+)
+VENDORS = ("iluvatar", "kunlun", "ascend", "nvidia", "cpu")
+Vendor = Literal["iluvatar", "kunlun", "ascend", "nvidia", "cpu"]
+
+Name = Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9.+_-]*$")]
+EnvName = Annotated[StrictStr, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")]
+Sha256 = Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
+PythonVersion = Annotated[StrictStr, Field(pattern=r"^3\.[0-9]+$")]
+Positive = Annotated[StrictInt, Field(gt=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Index(_Model):
+    """A package index; its URL is a setting read from the environment."""
+
+    env: EnvName
+    url: StrictStr | None = None
+
+    def resolve(self, name: str, environ: Mapping[str, str] | None = None) -> str:
+        environ = os.environ if environ is None else environ
+        url = environ.get(self.env) or self.url
+        if not url:
+            raise ConfigError(
+                f"package index '{name}' has no URL: set the environment variable {self.env}"
+            )
+        return url
+
+
+class Pin(_Model):
+    name: Name
+    version: Annotated[StrictStr, Field(min_length=1)]
+    index: Name
+    sha256: Sha256 | None = None
+    # False for a package installed for its kernel modules only (vllm, flag-gems on the CPU
+    # lane): its declared requirements are for another stack, so `pip check` skips it.
+    check_dependencies: StrictBool = True
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.name}=={self.version}"
+
+
+class Target(_Model):
+    """A Triton ``GPUTarget``; ``arch`` 0 on ``cuda`` means the GPU found at run time."""
+
+    backend: Name
+    arch: StrictInt | StrictStr
+    # 0 where the backend has no warps to speak of (the ascend driver says 0).
+    warp_size: Annotated[StrictInt, Field(ge=0)]
+    shared_limit: Annotated[StrictInt, Field(ge=0)]
+    name: Name | None = None
+    # The last compile stage the lane's nodes can run for this target, where a stage needs a
+    # tool they lack (a linker, a vendor SDK): a compile that reaches it passes, with the
+    # stage recorded. None: every stage the backend has.
+    last_stage: Name | None = None
+
+    @property
+    def label(self) -> str:
+        return target_label(self.backend, self.arch, self.name)
+
+
+class Hardware(_Model):
+    accelerator: StrictStr
+    count: Positive
+
+
+class Sdk(_Model):
+    name: StrictStr
+    version: StrictStr
+
+
+class Compiler(_Model):
+    package: Literal["triton", "flagtree", "triton-ascend"]
+    version: StrictStr
+    triton: StrictStr
+
+
+class Device(_Model):
+    env: dict[EnvName, StrictStr] = {}
+    devices: tuple[StrictStr, ...] = ()
+    smi: StrictStr = ""
+    docker_args: tuple[StrictStr, ...] = ()
+    # The user the lane's image runs the suite as: 0 (root) where the device nodes reach the
+    # container with whatever modes the node's driver gave them, as in the vendors' runtime
+    # images; another uid gets an unprivileged user of that uid.
+    uid: Annotated[StrictInt, Field(ge=0)] = 0
+
+
+class Model(_Model):
+    name: StrictStr
+    path: StrictStr
+    tensor_parallel_size: Positive
+    max_model_len: Positive
+
+
+class Lane(_Model):
+    name: Name
+    description: StrictStr
+    vendor: Vendor
+    hardware: Hardware | None = None
+    sdk: Sdk | None = None
+    base_image: StrictStr
+    python: PythonVersion
+    compiler: Compiler
+    baseline: Name | None = None
+    targets: Annotated[tuple[Target, ...], Field(min_length=1)]
+    inductor_backend: Name
+    execution: Literal["interpreter", "device"]
+    pins: Annotated[tuple[Pin, ...], Field(min_length=1)]
+    tests: Annotated[tuple[Literal[SMOKE_TESTS], ...], Field(min_length=1)]  # type: ignore[valid-type]
+    timeout_s: Positive
+    test_timeout_s: Positive
+    device: Device = Device()
+    model: Model | None = None
+
+    @field_validator("pins")
+    @classmethod
+    def _unique_pins(cls, pins: tuple[Pin, ...]) -> tuple[Pin, ...]:
+        seen: set[str] = set()
+        for pin in pins:
+            key = _normalise(pin.name)
+            if key in seen:
+                raise ValueError(f"package '{pin.name}' is pinned twice")
+            seen.add(key)
+        return pins
+
+    @field_validator("tests")
+    @classmethod
+    def _unique_tests(cls, tests: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(tests)) != len(tests):
+            raise ValueError("a smoke test is listed twice")
+        return tests
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Lane:
+        if self.baseline == self.name:
+            raise ValueError("baseline: a lane cannot be its own baseline")
+        if "vllm" in self.tests and self.model is None:
+            raise ValueError("model: the 'vllm' smoke test needs a [model] table")
+        pinned = {_normalise(p.name): p.version for p in self.pins}
+        if pinned.get(self.compiler.package) != self.compiler.version:
+            raise ValueError(
+                f"compiler: {self.compiler.package} {self.compiler.version} is not in pins"
+                f" (pins have {pinned.get(self.compiler.package)!r})"
+            )
+        return self
+
+    def pin(self, name: str) -> Pin | None:
+        for pin in self.pins:
+            if _normalise(pin.name) == _normalise(name):
+                return pin
+        return None
+
+    def lane_json(self, node: str = "") -> str:
+        """The text of ``lane.json``, the lane file of every lane environment (venv, image,
+        node), read by ``ci.smoke.contract.lane.load_context``."""
+        return json.dumps(self.smoke_context(node), indent=2, sort_keys=True) + "\n"
+
+    def smoke_context(self, node: str = "") -> dict[str, Any]:
+        """What the smoke suite needs to know about its lane, as plain JSON data."""
+        return {
+            "lane": self.name,
+            "vendor": self.vendor,
+            "node": node,
+            "compiler": self.compiler.model_dump(),
+            "targets": [t.model_dump() for t in self.targets],
+            "inductor_backend": self.inductor_backend,
+            "execution": self.execution,
+            "tests": list(self.tests),
+            "test_timeout_s": self.test_timeout_s,
+            "env": dict(self.device.env),
+            "devices": list(self.device.devices),
+            "model": self.model.model_dump() if self.model else None,
+        }
+
+
+class LaneMatrix(_Model):
+    source: StrictStr
+    default_lane: Name
+    indexes: dict[Name, Index]
+    families: dict[Vendor, tuple[Name, ...]]
+    lanes: dict[Name, Lane]
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> LaneMatrix:
+        errors: list[str] = []
+        if self.default_lane not in self.lanes:
+            errors.append(f"key 'default_lane': no lane named '{self.default_lane}'")
+        family_of: dict[str, str] = {}
+        for family, names in self.families.items():
+            for name in names:
+                lane = self.lanes.get(name)
+                if lane is None:
+                    errors.append(f"key 'families.{family}': no lane named '{name}'")
+                elif name in family_of:
+                    errors.append(f"key 'families.{family}': lane '{name}' is in two families")
+                elif lane.vendor != family:
+                    errors.append(
+                        f"key 'families.{family}': lane '{name}' has vendor '{lane.vendor}'"
+                    )
+                family_of[name] = family
+        for name, lane in self.lanes.items():
+            where = f"lane '{name}'"
+            if name not in family_of:
+                errors.append(f"{where}: key 'vendor': the lane is in no family")
+            if lane.baseline is not None:
+                base = self.lanes.get(lane.baseline)
+                if base is None:
+                    errors.append(f"{where}: key 'baseline': no lane named '{lane.baseline}'")
+                elif base.vendor != lane.vendor:
+                    errors.append(
+                        f"{where}: key 'baseline': '{lane.baseline}' is a {base.vendor} lane"
+                    )
+            for i, pin in enumerate(lane.pins):
+                if pin.index not in self.indexes:
+                    errors.append(f"{where}: key 'pins[{i}].index': no index named '{pin.index}'")
+        if errors:
+            raise ConfigError("\n".join(f"{self.source}: {e}" for e in errors))
+        return self
+
+    @cached_property
+    def default(self) -> Lane:
+        return self.lanes[self.default_lane]
+
+    def lane(self, name: str) -> Lane:
+        try:
+            return self.lanes[name]
+        except KeyError:
+            known = ", ".join(sorted(self.lanes))
+            raise UsageError(f"no lane named '{name}' in {self.source} (known: {known})") from None
+
+    def select(self, names: list[str]) -> list[Lane]:
+        return [self.lane(n) for n in names] if names else [self.default]
+
+    def family(self, family: str) -> list[Lane]:
+        if family not in self.families:
+            raise UsageError(f"no family '{family}' in {self.source}: {sorted(self.families)}")
+        return [self.lanes[n] for n in self.families[family]]
+
+    def index_url(self, name: str, environ: Mapping[str, str] | None = None) -> str:
+        return self.indexes[name].resolve(name, environ)
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def default_matrix_path() -> Path:
+    return Path(str(resources.files("ci") / "data" / "lanes.toml"))
+
+
+def load_matrix(path: Path | None = None) -> LaneMatrix:
+    """Read and validate a lane matrix; raise ConfigError naming file, lane and key."""
+    path = path or default_matrix_path()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: lane matrix not found") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    lanes = raw.get("lanes")
+    if isinstance(lanes, dict):
+        raw["lanes"] = {
+            name: {"name": name, **_extended(path, lanes, name)} if isinstance(body, dict) else body
+            for name, body in lanes.items()
+        }
+    try:
+        return LaneMatrix.model_validate({"source": str(path), **raw})
+    except ValidationError as err:
+        errors = err.errors()
+        failed = [tuple(e["loc"]) for e in errors if e["type"] != "too_short"]
+        # A list whose items failed is also reported as too short: keep only the item errors.
+        kept = [
+            e
+            for e in errors
+            if e["type"] != "too_short"
+            or not any(loc[: len(e["loc"])] == tuple(e["loc"]) for loc in failed)
+        ]
+        raise ConfigError("\n".join(_describe(path, e) for e in kept)) from None
+
+
+def _extended(path: Path, lanes: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A lane's table with its ``extends`` chain applied: the base lane's keys, replaced by the
+    lane's own, except ``pins``, merged by package name (see the header of lanes.toml)."""
+    chain: list[str] = [name]
+    body = lanes[name]
+    while "extends" in body:
+        base_name = body["extends"]
+        if not isinstance(base_name, str) or not isinstance(lanes.get(base_name), dict):
+            raise ConfigError(
+                f"{path}: lane '{chain[-1]}': key 'extends': no lane named {base_name!r}"
+            )
+        if base_name in chain:
+            loop = " -> ".join([*chain, base_name])
+            raise ConfigError(f"{path}: lane '{name}': key 'extends': a loop ({loop})")
+        chain.append(base_name)
+        body = lanes[base_name]
+    merged: dict[str, Any] = {}
+    for lane_name in reversed(chain):
+        own = {k: v for k, v in lanes[lane_name].items() if k != "extends"}
+        pins = own.pop("pins", None)
+        merged.update(own)
+        if pins is not None:
+            merged["pins"] = _merge_pins(merged.get("pins"), pins)
+    return merged
+
+
+def _merge_pins(base: Any, own: Any) -> Any:
+    if not isinstance(base, list) or not isinstance(own, list):
+        return own  # the model's validation names what is wrong with it
+    by_name = {_normalise(str(p.get("name", ""))): p for p in own if isinstance(p, dict)}
+    kept = [
+        by_name.pop(_normalise(str(p.get("name", ""))), p) if isinstance(p, dict) else p
+        for p in base
+    ]
+    return kept + [p for p in own if not isinstance(p, dict) or p in by_name.values()]
+
+
+def _describe(path: Path, error: Mapping[str, Any]) -> str:
+    # pydantic names the union member, literal or dict key it tried: not part of the key.
+    loc = [
+        str(part)
+        for part in error["loc"]
+        if not str(part).startswith(("literal[", "function-")) and str(part) != "[key]"
+    ]
+    message = str(error["msg"]).removeprefix("Value error, ")
+    # Validators across several keys say "key: what is wrong".
+    key_hint, sep, rest = message.partition(": ")
+    if error["type"] == "value_error" and sep and key_hint.isidentifier():
+        loc, message = [*loc, key_hint], rest
+    if loc[:1] == ["lanes"] and len(loc) >= 2:
+        key = _dotted(loc[2:]) or "(lane table)"
+        return f"{path}: lane '{loc[1]}': key '{key}': {message}"
+    return f"{path}: key '{_dotted(loc) or '(top level)'}': {message}"
+
+
+def _dotted(parts: list[str]) -> str:
+    out = ""
+    for part in parts:
+        if part.isdigit():
+            out += f"[{part}]"
+        elif part in ("int", "str", "constrained-str"):
+            continue
+        else:
+            out += f".{part}" if out else part
+    return out

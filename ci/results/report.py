@@ -1,0 +1,87 @@
+"""A run's human-readable results: ``index.html`` (opens from disk), the summary table and
+the first failures."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.table import Table
+
+from ci.core import atomic, tables
+from ci.results import pages
+from ci.results.reader import CaseResult
+
+OUTCOMES = ("passed", "failed", "error", "skipped")
+FAILURES_LISTED = 15
+
+
+@dataclass(frozen=True)
+class Column:
+    lane: str
+    node: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.lane} @ {self.node}" if self.node else self.lane
+
+
+def columns(results: Iterable[CaseResult]) -> list[Column]:
+    return sorted({Column(r.lane, r.node) for r in results}, key=lambda c: (c.lane, c.node))
+
+
+def counts(results: Iterable[CaseResult]) -> dict[Column, Counter[str]]:
+    table: dict[Column, Counter[str]] = defaultdict(Counter)
+    for r in results:
+        table[Column(r.lane, r.node)][r.outcome] += 1
+    return table
+
+
+def summary_table(results: list[CaseResult]) -> Table:
+    """One row per (lane, node): how many testcases had each outcome."""
+    table = counts(results)
+    shown = tables.table("lane @ node", *OUTCOMES, right=OUTCOMES)
+    for col in columns(results):
+        tables.add(shown, col.label, *(table[col][outcome] for outcome in OUTCOMES))
+    return shown
+
+
+def failure_list(results: list[CaseResult]) -> list[str]:
+    """The first failing testcases, one line each with its kind and first line of text."""
+    bad = [r for r in results if r.failed]
+    if not bad:
+        return []
+    lines = [f"{len(bad)} failing testcase(s):"]
+    for r in bad[:FAILURES_LISTED]:
+        first = (r.message or r.details).strip().splitlines()[:1]
+        text = first[0][:160] if first else ""
+        lines.append(f"  [{r.failure_kind or r.outcome}] {r.lane} {r.test}: {text}")
+    if len(bad) > FAILURES_LISTED:
+        lines.append(f"  ... and {len(bad) - FAILURES_LISTED} more (see index.html)")
+    return lines
+
+
+def write_html(
+    results: list[CaseResult], dest: Path, title: str, *, artifacts_url: str = ""
+) -> Path:
+    """The run's page; each failure links to its artifact folder beside the page, or to
+    ``artifacts_url`` (the CI run's artifacts) where the files are kept there."""
+    grid: dict[str, dict[Column, CaseResult]] = defaultdict(dict)
+    for r in results:
+        grid[r.test][Column(r.lane, r.node)] = r
+    failures = [r for r in results if r.failed]
+    text = pages.render(
+        "run.html",
+        title=title,
+        outcomes=OUTCOMES,
+        columns=columns(results),
+        counts=counts(results),
+        grid=sorted(grid.items()),
+        failures=failures,
+        anchors={r.key: f"failure-{i}" for i, r in enumerate(failures)},
+        artifacts_url=artifacts_url,
+    )
+    atomic.write_text(dest, text)
+    return dest

@@ -1,0 +1,1 @@
+"""What the controller and the lane side agree on: the lane file, the failure kinds."""

@@ -1,0 +1,1 @@
+"""Our mirrors of vLLM's kernels (attention, GDN post-conv): configs, references, launches."""

@@ -1,0 +1,192 @@
+"""FlagGems' own Triton operators, driven through FlagGems' own op functions with meta tensors.
+
+Runs in the capture process (``python -m ci.smoke.realkernels.capture flaggems``), one process per
+FlagGems vendor: FlagGems picks its vendor once, at import (``GEMS_VENDOR``), and with it the
+per-vendor kernels and tuned configs under ``flag_gems/runtime/backend/_<vendor>``. Three
+things a compile-only node lacks are answered here, none of them a kernel of FlagGems:
+
+- the device: ``torch_device_fn.device(...)`` / ``current_device()`` (``torch.cuda`` for
+  most vendors) become a no-op and device 0, as there is no device to enter;
+- FlagGems' ``LibEntry`` launch cache (it keeps the compiled kernel of a first launch to
+  relaunch it cheaply) passes each launch straight to the JIT, as its first launch does;
+- an autotuner's benchmark: each config is launched (and so captured) as a first launch
+  would benchmark it, and every config is reported equally fast; each target's capture is
+  such a first launch.
+"""
+
+import contextlib
+import functools
+import gc
+import os
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from ci.smoke.realkernels.jobs import AUTOTUNE_CANDIDATE
+
+SOURCE_PACKAGE = "flag-gems"
+# FlagGems' vendor names for a lane's vendor and a target's backend.
+VENDORS: Dict[Tuple[str, str], str] = {
+    ("cpu", "cuda"): "nvidia",
+    ("cpu", "hip"): "amd",
+    ("nvidia", "cuda"): "nvidia",
+    ("ascend", "npu"): "ascend",
+    ("iluvatar", "cuda"): "iluvatar",
+    ("iluvatar", "corex"): "iluvatar",
+    ("kunlun", "xpu"): "kunlunxin",
+    ("kunlun", "cuda"): "kunlunxin",
+}
+# Environment of FlagGems' own: the vendor, and its tuned-config database in memory (it
+# would otherwise be named after the GPU the node does not have).
+ENV_VENDOR = "GEMS_VENDOR"
+ENV_DB = "FLAGGEMS_DB_URL"
+ENV_CACHE = "FLAGGEMS_CACHE_DIR"
+
+# (op, the call of FlagGems' op on meta tensors): the ops vLLM on FlagOS uses most.
+Scenario = Tuple[str, Callable[[], None]]
+
+
+def vendor(lane_vendor: str, backend: str) -> Optional[str]:
+    return VENDORS.get((lane_vendor, backend))
+
+
+def vendor_env(name: str, work: Path) -> Dict[str, str]:
+    """The capture's environment for vendor ``name``; FlagGems writes the kernels it generates
+    (pointwise ops) under ``work``, where the compile worker loads them from."""
+    return {ENV_VENDOR: name, ENV_DB: "sqlite://", ENV_CACHE: str(work / f"flaggems-{name}")}
+
+
+def import_env() -> Dict[str, str]:
+    """What the compile worker needs to import FlagGems' kernel modules as the capture did."""
+    return {k: os.environ[k] for k in (ENV_VENDOR, ENV_DB, ENV_CACHE) if k in os.environ}
+
+
+class _NoDevice:
+    """``torch.cuda.device(d)`` where there is no device: entering it does nothing."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+
+    def __enter__(self) -> "_NoDevice":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def _patched(owner: Any, name: str, value: Any) -> Iterator[None]:
+    saved = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, saved)
+
+
+# True while an autotuner "benchmarks" a config: its launches are autotune candidates.
+_benchmarking = [False]
+
+
+def _bench_by_launching(self: Any, *args: Any, config: Any, **meta: Any) -> List[float]:
+    _benchmarking[0] = True
+    try:
+        self.fn.run(*args, **dict(meta, **config.all_kwargs()))
+    finally:
+        _benchmarking[0] = False
+    return [1.0, 1.0, 1.0]
+
+
+def launch_tags() -> Dict[str, Any]:
+    return {AUTOTUNE_CANDIDATE: True} if _benchmarking[0] else {}
+
+
+@contextlib.contextmanager
+def context(target: Any) -> Iterator[None]:
+    import triton
+    from flag_gems import runtime
+    from flag_gems.utils.libentry import LibEntry
+
+    device_fn = runtime.torch_device_fn
+    # Every target's capture is a first launch: Triton's autotuners forget what an earlier
+    # target's capture "benchmarked", so that each benchmarks (launches) every config again.
+    # FlagGems' LibTuner keeps its picks in its own database (a ConfigCache, in memory here):
+    # later targets of one vendor reuse the first target's pick there.
+    for tuner in (o for o in gc.get_objects() if isinstance(o, triton.runtime.Autotuner)):
+        if isinstance(tuner.cache, dict):
+            tuner.cache.clear()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_patched(device_fn, "device", _NoDevice))
+        stack.enter_context(_patched(device_fn, "current_device", lambda: 0))
+        stack.enter_context(
+            _patched(LibEntry, "run", lambda self, *args, **kwargs: self.fn.run(*args, **kwargs))
+        )
+        stack.enter_context(_patched(triton.runtime.Autotuner, "_bench", _bench_by_launching))
+        yield
+
+
+def _meta(*shape: int, dtype: Any = None) -> Any:
+    import torch
+
+    return torch.empty(*shape, dtype=dtype or torch.bfloat16, device="meta")
+
+
+def _index(*shape: int) -> Any:
+    import torch
+
+    return torch.empty(*shape, dtype=torch.int64, device="meta")
+
+
+def _rotary() -> None:
+    import torch
+    from flag_gems.fused import apply_rotary_pos_emb
+
+    tokens, heads, head_dim = 256, 32, 128
+    apply_rotary_pos_emb(
+        _meta(tokens, heads, head_dim),
+        _meta(tokens, heads // 4, head_dim),
+        _meta(4096, head_dim // 2, dtype=torch.float32),
+        _meta(4096, head_dim // 2, dtype=torch.float32),
+        _index(tokens),
+    )
+
+
+def _silu_and_mul() -> None:
+    from flag_gems.fused import silu_and_mul
+
+    silu_and_mul(_meta(256, 4096), _meta(256, 4096))
+
+
+def _cross_entropy() -> None:
+    import torch
+    from flag_gems.fused import cross_entropy_loss
+
+    cross_entropy_loss(_meta(64, 32000, dtype=torch.float32), _index(64))
+
+
+def scenarios(target: Any) -> List[Scenario]:
+    import flag_gems
+
+    ops = flag_gems.ops
+    hidden = 4096
+    calls: List[Scenario] = [
+        ("add", functools.partial(ops.add, _meta(256, hidden), _meta(256, hidden))),
+        ("mul", functools.partial(ops.mul, _meta(256, hidden), _meta(256, hidden))),
+        ("mm", functools.partial(ops.mm, _meta(256, hidden), _meta(hidden, 1024))),
+        ("bmm", functools.partial(ops.bmm, _meta(8, 256, 128), _meta(8, 128, 256))),
+        ("softmax", functools.partial(ops.softmax, _meta(256, 4096), -1)),
+        (
+            "layer_norm",
+            functools.partial(
+                ops.layer_norm, _meta(256, hidden), [hidden], _meta(hidden), _meta(hidden), 1e-5
+            ),
+        ),
+        ("rms_norm", functools.partial(ops.rms_norm, _meta(256, hidden), [hidden], _meta(hidden))),
+        ("silu_and_mul", _silu_and_mul),
+        ("rotary_embedding", _rotary),
+        ("topk", functools.partial(ops.topk, _meta(64, 32000), 8)),
+        ("argmax", functools.partial(ops.argmax, _meta(64, 32000), 1)),
+        ("cross_entropy", _cross_entropy),
+        ("embedding", functools.partial(ops.embedding, _meta(32000, hidden), _index(256))),
+        ("index_select", functools.partial(ops.index_select, _meta(32000, hidden), 0, _index(256))),
+    ]
+    return calls

@@ -1,0 +1,249 @@
+"""The real-kernel corpus: what vLLM's and FlagGems' own launchers hand Triton's JIT.
+
+The smoke suite's side of the capture (``ci.smoke.realkernels.capture`` runs in a process of
+its own): one capture per corpus and FlagGems vendor, at collection time; its document is kept in
+the artifacts (``capture-<corpus>.json``); each captured launch becomes a compile job for the
+target it was bound for, with the JIT's own signature, constexprs, attrs and options.
+Standard library only.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+from ci.smoke.compile.compiler import CompileJob
+from ci.smoke.contract.lane import LaneContext, Target
+
+CAPTURE_TIMEOUT_S = 900
+# The launch tag a corpus sets on launches of an autotuner's benchmark.
+AUTOTUNE_CANDIDATE = "autotune_candidate"
+
+
+class CaptureError(RuntimeError):
+    """The capture process itself failed (not one scenario): the package does not import."""
+
+
+@dataclass(frozen=True)
+class RealLaunch:
+    """One JIT launch of a real kernel, as captured for one target."""
+
+    source: str  # "vllm 0.24.0"
+    scenario: str
+    target: str  # the target's label
+    kernel: str
+    module: str
+    signature: Dict[str, str]
+    constexprs: Dict[str, Any]
+    attrs: Dict[str, List[Tuple[str, Any]]]
+    options: Dict[str, Any]
+    import_env: Dict[str, str] = field(default_factory=dict)
+    module_file: str = ""
+    # Launched by an autotuner's benchmark: one config of several, which Triton's autotuner
+    # drops at launch where it runs out of resources.
+    autotune_candidate: bool = False
+    # Where the scenario's launcher failed before any launch: the traceback.
+    error: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.scenario}-{self.kernel}" if self.kernel else self.scenario
+
+
+def vendor_groups(corpus: str, lane: LaneContext) -> Dict[str, List[Target]]:
+    """Targets by the vendor the package selects for them ("" where it selects none)."""
+    from importlib import import_module
+
+    from ci.smoke.realkernels.capture import CORPORA
+
+    module = import_module(CORPORA[corpus])
+    groups: Dict[str, List[Target]] = {}
+    for target in lane.targets:
+        groups.setdefault(module.vendor(lane.vendor, target.backend) or "", []).append(target)
+    return groups
+
+
+def capture(corpus: str, lane: LaneContext, work: Path) -> List[RealLaunch]:
+    """Run the capture for every target of ``lane``; raise CaptureError if it broke. The
+    capture's document is kept in ``work`` as ``capture-<corpus>.json``."""
+    from importlib import import_module
+
+    from ci.smoke.realkernels.capture import CORPORA
+
+    module = import_module(CORPORA[corpus])
+    launches: List[RealLaunch] = []
+    documents = []
+    for vendor, targets in vendor_groups(corpus, lane).items():
+        request = {"targets": [{**t.__dict__, "label": t.label} for t in targets]}
+        cached = _cache_entry(corpus, vendor, request, module.__file__)
+        home = cached if cached is not None else work.resolve()
+        document = _cached(cached)
+        if document is None:
+            env = dict(os.environ)
+            env.pop("TRITON_INTERPRET", None)
+            env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+            env.update(module.vendor_env(vendor, home) if vendor else {})
+            document = _run_capture(corpus, vendor, request, env)
+            document["vendor"] = vendor
+            if cached is not None:
+                _store(cached, document)
+        documents.append(document)
+        launches.extend(_launches(document))
+    work.mkdir(parents=True, exist_ok=True)
+    (work / f"capture-{corpus}.json").write_text(json.dumps(documents, indent=1), "utf-8")
+    return launches
+
+
+def _run_capture(
+    corpus: str, vendor: str, request: Dict[str, Any], env: Dict[str, str]
+) -> Dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="flagci-capture-") as tmp:
+        request_file = Path(tmp) / "request.json"
+        out = Path(tmp) / "capture.json"
+        request_file.write_text(json.dumps(request), encoding="utf-8")
+        command = [
+            sys.executable,
+            "-m",
+            "ci.smoke.realkernels.capture",
+            corpus,
+            str(request_file),
+            str(out),
+        ]
+        try:
+            done = subprocess.run(
+                command,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=CAPTURE_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise CaptureError(
+                f"capturing the {corpus} corpus took over {CAPTURE_TIMEOUT_S} s"
+            ) from None
+        if done.returncode != 0 or not out.exists():
+            tail = "\n".join(done.stderr.strip().splitlines()[-40:])
+            raise CaptureError(
+                f"capturing the {corpus} corpus failed (exit status {done.returncode})"
+                f"{' for vendor ' + vendor if vendor else ''}:\n{tail}"
+            )
+        document: Dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        return document
+
+
+# The capture of one lane environment is the same every run (its packages are pinned): it is
+# kept in the environment, keyed by the request and the code that captures, so that each
+# smoke run (and each ``-k`` run of one test) does not pay for it again. Where the
+# environment is not writable (an image run as another user), it is captured every time.
+CACHE_ENV = "FLAGCI_CAPTURE_CACHE"
+_HERE = Path(__file__).parent
+# The capturing code: a change to any of these makes a new cache entry.
+CAPTURE_SOURCES = (
+    _HERE / "capture.py",
+    _HERE.parent / "compile" / "tritonapi.py",
+    _HERE / "jobs.py",
+)
+
+
+def _cache_entry(
+    corpus: str, vendor: str, request: Dict[str, Any], corpus_file: Any
+) -> "Path | None":
+    root = Path(os.environ.get(CACHE_ENV) or Path(sys.prefix) / "share" / "flagci" / "capture")
+    digest = hashlib.sha256(json.dumps([corpus, vendor, request], sort_keys=True).encode())
+    for source in [*CAPTURE_SOURCES, Path(str(corpus_file))]:
+        digest.update(source.read_bytes())
+    entry = root / f"{corpus}-{vendor or 'all'}-{digest.hexdigest()[:16]}"
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return entry if os.access(entry, os.W_OK) else None
+
+
+def _cached(entry: "Path | None") -> "Dict[str, Any] | None":
+    if entry is None:
+        return None
+    try:
+        document: Dict[str, Any] = json.loads((entry / "capture.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return document
+
+
+def _store(entry: Path, document: Dict[str, Any]) -> None:
+    tmp = entry / ".capture.json.tmp"
+    tmp.write_text(json.dumps(document), encoding="utf-8")
+    tmp.replace(entry / "capture.json")
+
+
+def _launches(document: Dict[str, Any]) -> List[RealLaunch]:
+    source = f"{document['package']} {document['version']}".strip()
+    found = []
+    for entry in document["results"]:
+        common = {"source": source, "scenario": entry["scenario"], "target": entry["target"]}
+        if "error" in entry:
+            found.append(
+                RealLaunch(
+                    **common,
+                    kernel="",
+                    module="",
+                    signature={},
+                    constexprs={},
+                    attrs={},
+                    options={},
+                    error=entry["traceback"],
+                )
+            )
+            continue
+        for launch in entry["launches"]:
+            found.append(
+                RealLaunch(
+                    **common,
+                    kernel=launch["kernel"],
+                    module=launch["module"],
+                    signature=launch["signature"],
+                    constexprs=launch["constexprs"],
+                    attrs={k: [tuple(p) for p in v] for k, v in launch["attrs"].items()},
+                    options=launch["options"],
+                    import_env=document["import_env"],
+                    module_file=launch["module_file"],
+                    autotune_candidate=bool(launch["tags"].get(AUTOTUNE_CANDIDATE)),
+                )
+            )
+    return found
+
+
+def compile_job(
+    launch: RealLaunch, target: Target, artifacts: str, timeout_s: float, keep_ir: Tuple[str, ...]
+) -> CompileJob:
+    return CompileJob(
+        module=launch.module,
+        kernel=launch.kernel,
+        signature=dict(launch.signature),
+        constexprs=dict(launch.constexprs),
+        options=dict(launch.options),
+        target=target,
+        artifacts=artifacts,
+        timeout_s=timeout_s,
+        attrs={k: list(v) for k, v in launch.attrs.items()},
+        keep_ir=keep_ir,
+        import_env=dict(launch.import_env),
+        module_file=launch.module_file,
+    )
+
+
+def collect(corpus: str, group: str, lane: LaneContext, work: Path) -> Tuple[List[RealLaunch], str]:
+    """At collection: the corpus's launches, or the capture's error ("" when it ran); nothing
+    where the lane does not run ``group``."""
+    if not lane.runs(group):
+        return [], ""
+    try:
+        return capture(corpus, lane, work), ""
+    except CaptureError as err:
+        return [], str(err)

@@ -1,0 +1,204 @@
+"""vLLM's own Triton kernels, driven through vLLM's own launchers with meta tensors.
+
+Runs in the capture process (``python -m ci.smoke.realkernels.capture vllm``): every scenario calls
+``unified_attention`` or ``fused_post_conv_prep`` from the installed vllm with tensors on
+torch's ``meta`` device (shapes, strides and dtypes, no memory), the way vLLM's Triton
+attention backend and its Qwen3.6 GDN layer call them, and the capture records what each
+``kernel[grid](...)`` launch would compile. Nothing of vLLM is re-implemented here; the only
+thing the capture tells vLLM is the GPU it would see (``get_device_capability``): on a
+compile-only node it sees none, and its B200 tuning (head 256) would never be captured.
+"""
+
+import contextlib
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+SOURCE_PACKAGE = "vllm"
+ATTENTION_MODULE = "vllm.v1.attention.ops.triton_unified_attention"
+GDN_MODULE = "vllm.model_executor.layers.fla.ops.fused_gdn_prefill_post_conv"
+# vLLM's Triton backend (vllm/v1/attention/backends/triton_attn.py): KV pages of 16 tokens,
+# 16 softmax segments, and the 3D path below 128 // kv_heads sequences.
+KV_BLOCK_SIZE = 16
+NUM_SEGMENTS = 16
+MIN_LAUNCH_GRID_SIZE_2D = 128
+NUM_KV_HEADS = 8
+
+
+@dataclass(frozen=True)
+class AttentionScenario:
+    name: str
+    head_size: int
+    gqa: int  # query heads per KV head
+    num_seqs: int
+    query_len: int  # tokens per sequence in this step
+    context_len: int  # tokens already in the cache
+    sliding_window: int = -1  # vLLM's window_size[0]: -1 for none
+    fp8_kv: bool = False
+    softcap: float = 0.0
+    sinks: bool = False
+
+
+@dataclass(frozen=True)
+class GdnScenario:
+    name: str
+    seq_len: int
+    H: int = 128  # the Qwen3.6 report's shapes
+    HV: int = 16
+    K: int = 128
+    V: int = 128
+
+
+ATTENTION_SCENARIOS: Tuple[AttentionScenario, ...] = (
+    *(
+        AttentionScenario(f"{kind}-hd{hd}-gqa{gqa}", hd, gqa, *shape)
+        for kind, shape in (("prefill", (2, 512, 0)), ("decode", (8, 1, 2047)))
+        for hd in (128, 256)
+        for gqa in (4, 8)
+    ),
+    AttentionScenario("prefill-sliding-window", 128, 4, 2, 512, 512, sliding_window=1023),
+    AttentionScenario("decode-sliding-window", 128, 4, 8, 1, 4095, sliding_window=1023),
+    AttentionScenario("decode-fp8-kv", 128, 8, 8, 1, 2047, fp8_kv=True),
+    AttentionScenario("prefill-fp8-kv", 128, 8, 2, 512, 0, fp8_kv=True),
+    AttentionScenario("prefill-softcap-sinks", 128, 8, 2, 512, 0, softcap=30.0, sinks=True),
+    AttentionScenario("decode-softcap-sinks", 128, 8, 8, 1, 2047, softcap=30.0, sinks=True),
+)
+# The warm-up length of vLLM's GDN layer (64) and one long prefill.
+GDN_SCENARIOS: Tuple[GdnScenario, ...] = (
+    GdnScenario("gdn-warmup-l64", 64),
+    GdnScenario("gdn-prefill-l16384", 16384),
+)
+
+
+def import_env() -> Dict[str, str]:
+    """vLLM replaces Triton with a placeholder unless exactly one Triton driver is active,
+    except where ``CUDA_VISIBLE_DEVICES`` is set empty (its distributed start-up case). A
+    compile-only node has no active driver: take that case, so the real kernels load."""
+    from ci.smoke.compile import tritonapi
+
+    return {"CUDA_VISIBLE_DEVICES": ""} if tritonapi.active_driver_count() == 0 else {}
+
+
+@contextlib.contextmanager
+def target_platform(target: Any) -> Iterator[None]:
+    """vLLM asks its platform for the GPU's compute capability: answer the target's."""
+    from vllm.platforms import current_platform
+    from vllm.platforms.interface import DeviceCapability
+
+    if target.backend != "cuda" or not isinstance(target.arch, int) or target.arch == 0:
+        yield
+        return
+    platform = type(current_platform)
+    saved = platform.__dict__.get("get_device_capability")
+    capability = DeviceCapability(major=target.arch // 10, minor=target.arch % 10)
+    platform.get_device_capability = classmethod(lambda cls, device_id=0: capability)
+    try:
+        yield
+    finally:
+        if saved is None:
+            del platform.get_device_capability
+        else:
+            platform.get_device_capability = saved
+
+
+def _meta(*shape: int, dtype: Any) -> Any:
+    import torch
+
+    return torch.empty(*shape, dtype=dtype, device="meta")
+
+
+def run_attention(s: AttentionScenario) -> None:
+    import torch
+    from vllm.platforms import current_platform
+    from vllm.v1.attention.ops.triton_unified_attention import unified_attention
+    from vllm.v1.kv_cache_interface import KVQuantMode
+
+    heads = NUM_KV_HEADS * s.gqa
+    tokens = s.num_seqs * s.query_len
+    seq_len = s.context_len + s.query_len
+    blocks_per_seq = math.ceil(seq_len / KV_BLOCK_SIZE)
+    cache_dtype = current_platform.fp8_dtype() if s.fp8_kv else torch.bfloat16
+    cache_shape = (s.num_seqs * blocks_per_seq + 1, KV_BLOCK_SIZE, NUM_KV_HEADS, s.head_size)
+    threshold = MIN_LAUNCH_GRID_SIZE_2D // NUM_KV_HEADS
+    # The backend's descales: one per-tensor scale expanded over (sequences, KV heads).
+    descale = _meta(1, 1, dtype=torch.float32).expand(s.num_seqs, NUM_KV_HEADS)
+    segments = (threshold, heads, NUM_SEGMENTS)
+    unified_attention(
+        q=_meta(tokens, heads, s.head_size, dtype=torch.bfloat16),
+        k=_meta(*cache_shape, dtype=cache_dtype),
+        v=_meta(*cache_shape, dtype=cache_dtype),
+        out=_meta(tokens, heads, s.head_size, dtype=torch.bfloat16),
+        cu_seqlens_q=_meta(s.num_seqs + 1, dtype=torch.int32),
+        max_seqlen_q=s.query_len,
+        seqused_k=_meta(s.num_seqs, dtype=torch.int32),
+        max_seqlen_k=seq_len,
+        softmax_scale=s.head_size**-0.5,
+        causal=True,
+        window_size=(s.sliding_window, -1),
+        block_table=_meta(s.num_seqs, blocks_per_seq, dtype=torch.int32),
+        # The backend's logits_soft_cap: 0 (an int) when the model has none.
+        softcap=s.softcap if s.softcap else 0,
+        q_descale=None,
+        k_descale=descale,
+        v_descale=descale,
+        seq_threshold_3D=threshold,
+        num_par_softmax_segments=NUM_SEGMENTS,
+        softmax_segm_output=_meta(*segments, s.head_size, dtype=torch.float32),
+        softmax_segm_max=_meta(*segments, dtype=torch.float32),
+        softmax_segm_expsum=_meta(*segments, dtype=torch.float32),
+        sinks=_meta(heads, dtype=torch.float32) if s.sinks else None,
+        kv_quant_mode=KVQuantMode.FP8_PER_TENSOR if s.fp8_kv else KVQuantMode.NONE,
+    )
+
+
+def run_gdn(s: GdnScenario) -> None:
+    import torch
+    from vllm.model_executor.layers.fla.ops.fused_gdn_prefill_post_conv import (
+        fused_post_conv_prep,
+    )
+
+    qkv_dim = 2 * s.H * s.K + s.HV * s.V
+    fused_post_conv_prep(
+        conv_output=_meta(s.seq_len, qkv_dim, dtype=torch.bfloat16),
+        a=_meta(s.seq_len, s.HV, dtype=torch.bfloat16),
+        b=_meta(s.seq_len, s.HV, dtype=torch.bfloat16),
+        # The model's A_log is float32, its dt_bias bf16 (Qwen3.6's checkpoint).
+        A_log=_meta(s.HV, dtype=torch.float32),
+        dt_bias=_meta(s.HV, dtype=torch.bfloat16),
+        num_k_heads=s.H,
+        head_k_dim=s.K,
+        head_v_dim=s.V,
+    )
+
+
+def has_fp8e4nv(target: Any) -> bool:
+    """Triton has e4m3 (``fp8e4nv``) on NVIDIA from sm_89 on ("type fp8e4nv not supported in
+    this architecture" before): FP8 KV caches are no scenario of older GPUs."""
+    return target.backend != "cuda" or not isinstance(target.arch, int) or target.arch >= 89
+
+
+def scenarios(target: Any) -> List[Tuple[str, Callable[[], None]]]:
+    """(scenario name, the call of vLLM's launcher) for every scenario."""
+    found: List[Tuple[str, Callable[[], None]]] = []
+    for a in ATTENTION_SCENARIOS:
+        if a.fp8_kv and not has_fp8e4nv(target):
+            continue
+        found.append((a.name, functools.partial(run_attention, a)))
+    for g in GDN_SCENARIOS:
+        found.append((g.name, functools.partial(run_gdn, g)))
+    return found
+
+
+def launch_tags() -> Dict[str, Any]:
+    """vLLM's launchers launch each kernel once: nothing to tell apart."""
+    return {}
+
+
+def context(target: Any) -> "contextlib.AbstractContextManager[None]":
+    return target_platform(target)
+
+
+def vendor(lane_vendor: str, backend: str) -> Optional[str]:
+    """vLLM has no vendor selection of its own kernels: one capture for every target."""
+    return None

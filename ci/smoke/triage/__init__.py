@@ -1,0 +1,1 @@
+"""Triage where a compile failed: signatures, bundles, the named pass, probes, a drafted report."""

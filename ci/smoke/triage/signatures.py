@@ -1,0 +1,848 @@
+"""Failure signatures: a class and a normalised key for a failing test's output.
+
+The key is what the known-issue ledger matches and what the smoke suite writes into the
+JUnit property ``signature``: the same bug on two nodes or two nights must give the same
+key, and two bugs must not. So the key holds the failure's identity (the pass, the
+diagnostic or the abort, the op, the kernel, the resource, the signal, the target of a
+codegen failure) and never what differs between runs: addresses, paths (cut to their
+basename), PIDs, temp names, seconds, generated IR line numbers. dtype and architecture
+tokens (``fp16``, ``sm_121a``, ``tcgen05``) are kept. A key is never all placeholders: with
+no fact found it falls back to the normalised error line plus the kernel.
+
+The class comes from ``ci.smoke.contract.taxonomy.kind_of`` (the one taxonomy); a compile failure
+record written by the compile worker carries the kind the worker gave it, decided by the
+same function, and that kind is kept.
+
+Calling convention: ``signature_of(message, text, artifacts)``. ``text`` is the whole failure
+output; ``message`` is whatever one-line summary the caller has (the first line, the last
+line, the exception string, or ""). The message is evidence only where the text does not
+already hold it, so which line a caller passes never changes the signature.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ci.smoke.contract import taxonomy
+from ci.smoke.contract.taxonomy import KINDS, clean_log, kind_of
+
+
+class EvidenceError(ValueError):
+    """A failing test's evidence (``failure.json``, a stored signature) is malformed."""
+
+
+# Artifact files read as extra evidence, besides failure.json; bigger ones are cut.
+_EVIDENCE_SUFFIXES = (".txt", ".log", ".stderr", ".err")
+_EVIDENCE_LIMIT = 1 << 20
+
+
+@dataclass(frozen=True)
+class Signature:
+    kind: str
+    key: str
+    summary: str
+    details: tuple[tuple[str, str], ...] = ()
+
+    def detail(self, name: str) -> str | None:
+        return dict(self.details).get(name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "key": self.key,
+            "summary": self.summary,
+            "details": dict(self.details),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], source: str = "signature") -> Signature:
+        unknown = set(data) - {"kind", "key", "summary", "details"}
+        if unknown:
+            raise EvidenceError(f"{source}: unknown keys {sorted(unknown)}")
+        try:
+            kind, key, summary = str(data["kind"]), str(data["key"]), str(data["summary"])
+            details = data.get("details", {})
+        except KeyError as err:
+            raise EvidenceError(f"{source}: missing key {err}") from None
+        if kind not in KINDS:
+            raise EvidenceError(f"{source}: key 'kind': unknown kind {kind!r}")
+        if not isinstance(details, Mapping):
+            raise EvidenceError(f"{source}: key 'details': expected an object")
+        return cls(kind, key, summary, tuple((str(k), str(v)) for k, v in details.items()))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything a failing test left behind, as cleaned text, and its failure record."""
+
+    text: str
+    failure: Mapping[str, Any] = field(default_factory=dict)
+    reproducers: tuple[str, ...] = ()
+    # Reproducer pipelines (``pipeline: "builtin.module(...)"``) and the stage of the file
+    # each came from ("" where the pipeline was in the text).
+    pipelines: tuple[tuple[str, str], ...] = ()
+
+    def job(self, name: str) -> str:
+        # The smoke harness nests the job as "job"; a flat record is accepted too.
+        job = self.failure.get("job")
+        value = job.get(name) if isinstance(job, Mapping) else self.failure.get(name)
+        return value if isinstance(value, str) else ""
+
+    @property
+    def recorded_kind(self) -> str:
+        """The kind the compile worker gave this failure, where it wrote one."""
+        outcome = self.failure.get("outcome")
+        status = outcome.get("status") if isinstance(outcome, Mapping) else None
+        return status if isinstance(status, str) and status in KINDS else ""
+
+
+def signature_of(message: str, text: str, artifacts: Path | None = None) -> Signature:
+    """The signature of one failing test (see the module's calling convention)."""
+    evidence = gather(message, text, artifacts)
+    kind = evidence.recorded_kind or kind_of(evidence.text)
+    return _IDENTITY.get(kind, _headline_signature)(kind, evidence)
+
+
+def gather(message: str, text: str, artifacts: Path | None) -> Evidence:
+    parts = [text] if message.strip() and message.strip() in text else [message, text]
+    failure: dict[str, Any] = {}
+    reproducers: list[str] = []
+    pipelines: list[tuple[str, str]] = []
+    if artifacts is not None and artifacts.is_dir():
+        failure_file = artifacts / "failure.json"
+        if failure_file.is_file():
+            try:
+                loaded = json.loads(failure_file.read_text(encoding="utf-8", errors="replace"))
+            except json.JSONDecodeError as err:
+                raise EvidenceError(f"{failure_file}: not valid JSON: {err}") from None
+            if not isinstance(loaded, dict):
+                raise EvidenceError(f"{failure_file}: expected a JSON object")
+            failure = loaded
+        outcome = failure.get("outcome")
+        record = outcome if isinstance(outcome, Mapping) else failure
+        parts.extend(str(record[k]) for k in ("message", "stderr") if record.get(k))
+        diagnostics = record.get("diagnostics")
+        if isinstance(diagnostics, list):
+            parts.extend(str(d) for d in diagnostics)
+        for path in sorted(artifacts.rglob("*")):
+            if not path.is_file():
+                continue
+            if path.name.endswith(".repro.mlir"):
+                reproducers.append(path.name)
+                stage = _reproducer_stage(path.name)
+                pipelines.extend((stage, p) for p in _reproducer_pipelines(path))
+            elif path.suffix in _EVIDENCE_SUFFIXES:
+                with path.open("rb") as handle:
+                    parts.append(handle.read(_EVIDENCE_LIMIT).decode("utf-8", errors="replace"))
+    joined = "\n".join(p for p in parts if p)
+    pipelines.extend(("", m["pipeline"]) for m in _PIPELINE_LINE.finditer(joined))
+    return Evidence(clean_log(joined), failure, tuple(reproducers), tuple(pipelines))
+
+
+_PIPELINE_LINE = re.compile(r"pipeline:\s*\"(?P<pipeline>[^\"]+)\"")
+
+
+def _reproducer_stage(name: str) -> str:
+    # Triton 3.6 names reproducers <prefix>.<stage>.repro.mlir.
+    parts = name.split(".")
+    return parts[-3] if len(parts) >= 3 else ""
+
+
+def _reproducer_pipelines(path: Path) -> list[str]:
+    # The pipeline is in the file's trailing {-# external_resources ... #-} block.
+    with path.open("rb") as handle:
+        handle.seek(0, 2)
+        handle.seek(max(0, handle.tell() - 65536))
+        tail = handle.read().decode("utf-8", errors="replace")
+    return [m["pipeline"] for m in _PIPELINE_LINE.finditer(tail)]
+
+
+# --------------------------------------------------------------------------------------
+# Normalisation
+
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+_OBJECT_AT = re.compile(r"<(?:[\w.]+\.)?(?P<cls>\w+) object at 0x[0-9a-fA-F]+>")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.+~<>-]*[/\\])+(?P<name>[\w.+<>-]+)")
+_PID = re.compile(r"\b(pid|process|thread|tid)([ =:#]*)\d+", re.IGNORECASE)
+_TEMP = re.compile(r"\btmp[\w-]{5,}")
+_HEX_SUFFIX = re.compile(r"(?<=[\w])[-_.](?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b")
+_LONG_HEX = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}\b")
+_CACHE_KEY = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[\w-]{24,}\b")
+_SSA = re.compile(r"%\d+|<<UNKNOWN SSA VALUE>>")
+# A location in a generated IR file: its line numbers change with any change upstream.
+_IR_LOCATION = re.compile(
+    r"(?:loc\(\")?\b[\w.-]+\.(?:mlir|ttir|ttgir|llir|ll|ptx)\"?:\d+(?::\d+)?\)?"
+)
+_SPACE = re.compile(r"\s+")
+_TRAILING = re.compile(r"[\s.,;:!]+$")
+
+
+def normalise(text: str) -> str:
+    """Cut what differs between runs of the same bug, keep what names it."""
+    text = _OBJECT_AT.sub(r"\g<cls>", text)
+    text = _ADDRESS.sub("0xADDR", text)
+    text = _PATH.sub(r"\g<name>", text)
+    text = _IR_LOCATION.sub("IR", text)
+    text = _PID.sub(r"\1\2N", text)
+    text = _TEMP.sub("TMP", text)
+    text = _HEX_SUFFIX.sub("-HASH", text)
+    text = _LONG_HEX.sub("HASH", text)
+    text = _CACHE_KEY.sub("HASH", text)
+    text = _SSA.sub("%N", text)
+    return _TRAILING.sub("", _SPACE.sub(" ", text).strip())
+
+
+# Standalone numbers only: "fp16", "sm_121a", "tcgen05", "i32" keep their digits.
+_NUMBER = re.compile(r"(?<![\w.%#])[-+]?\d+(?:\.\d+)?(?![\w])")
+
+
+def without_numbers(text: str) -> str:
+    """For text whose figures are as likely run-specific as not (an unknown message)."""
+    return _NUMBER.sub("N", normalise(text))
+
+
+def make_key(kind: str, *parts: str) -> str:
+    """``kind|part|...``; a missing part is "?"; never all "?" (see ``_with_fallback``)."""
+    return "|".join([kind, *(normalise(p).replace("|", "/") or "?" for p in parts)])
+
+
+def _details(**values: str) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in values.items() if v)
+
+
+def _last(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    matches = list(pattern.finditer(text))
+    return matches[-1] if matches else None
+
+
+# --------------------------------------------------------------------------------------
+# Facts shared by the kinds
+
+# An exception line: "NameError: ...", "pkg.mod.Name: ..." (OutOfResources, ErrorImpl).
+_EXCEPTION_LINE = re.compile(
+    r"^\s*(?P<line>(?:(?:[\w]+\.)*[A-Z]\w*(?:Error|Exception|Failed)\b(?:\(|:)?"
+    r"|(?:[a-z_]\w*\.)+[A-Z]\w+: )[^\n]*)$",
+    re.MULTILINE,
+)
+# A compile stage of Triton or of a vendor backend (make_ttgir, make_ttxir, make_cubin).
+_STAGE = re.compile(
+    r"(?<![\w.])(?P<stage>make_(?:[a-z0-9]*ir|ptx|cubin|amdgcn|hsaco|spv|zebin|[a-z0-9]*bin))\b"
+)
+# The stage's lambda in a traceback: stages["ttgir"] = lambda src, metadata: ...
+_STAGE_LAMBDA = re.compile(r"stages\[\"(?P<ir>\w+)\"\] = lambda")
+_KERNEL_FORMS = (
+    re.compile(r"tt\.func (?:public |private )?@(?P<name>\w+)"),
+    re.compile(r"operation:\s*@(?P<name>\w+)"),
+    re.compile(r"In function: (?P<name>\w+)"),
+    re.compile(r"kernelName: (?P<name>\w+)"),
+    re.compile(r"^Name=(?P<name>\w+)", re.MULTILINE),
+    re.compile(r"CompilationError: at \d+:\d+:\s*\n\s*def (?P<name>\w+)\("),
+    re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\[[^\]\n]*\]\(", re.MULTILINE),
+)
+
+
+def headline(evidence: Evidence) -> str:
+    """The error line: the last exception line, else the first non-empty line."""
+    found = _last(_EXCEPTION_LINE, evidence.text)
+    if found:
+        return found["line"].strip()
+    return next((ln.strip() for ln in evidence.text.splitlines() if ln.strip()), "no output")
+
+
+def stage_of(evidence: Evidence) -> str:
+    stage = evidence.failure.get("stage")
+    if isinstance(stage, str) and stage:
+        return stage
+    found = _last(_STAGE, evidence.text)
+    if found:
+        return found["stage"]
+    lambda_line = _last(_STAGE_LAMBDA, evidence.text)
+    if lambda_line:
+        return f"make_{lambda_line['ir']}"
+    # The stage whose reproducer holds the one failing pass, else the first reproducer's.
+    local = next((st for st, p in evidence.pipelines if st and _pass_from_pipeline(p)), "")
+    return local or next(filter(None, map(_reproducer_stage, evidence.reproducers)), "")
+
+
+_BACKEND_FRAME = re.compile(r"triton[\\/]+backends[\\/]+(?P<backend>\w+)[\\/]")
+
+
+def backend_of(evidence: Evidence) -> str:
+    """The Triton backend that compiled: the job's target, else the traceback's frames."""
+    job = evidence.failure.get("job")
+    target = job.get("target") if isinstance(job, Mapping) else None
+    if isinstance(target, Mapping) and isinstance(target.get("backend"), str):
+        return str(target["backend"])
+    found = _last(_BACKEND_FRAME, evidence.text)
+    return found["backend"] if found else ""
+
+
+def kernel_of(evidence: Evidence) -> str:
+    """The kernel: from the job, else the IR's function, the pass anchor, a launch line."""
+    named = evidence.job("kernel")
+    if named:
+        return named
+    for form in _KERNEL_FORMS:
+        found = form.search(evidence.text)
+        if found:
+            return found["name"]
+    return ""
+
+
+def _with_fallback(kind: str, parts: list[str], evidence: Evidence, line: str = "") -> str:
+    """The key; where every part is missing, the normalised error line takes their place."""
+    if not any(normalise(p) for p in parts):
+        parts = [without_numbers(line or headline(evidence))[:200], *parts[1:]]
+    return make_key(kind, *parts)
+
+
+# --------------------------------------------------------------------------------------
+# MLIR: the failing pass, the diagnostic, the abort
+
+_PIPELINE_FAILED = re.compile(
+    r"Pipeline failed\s+while\s+executing\s+\[?`?(?P<pass>[\w.-]+)`?"
+    r"(?:\s+on\s+'(?P<anchor>[^']+)'\s+operation)?"
+)
+_PASS_PHRASE = re.compile(r"[`'](?P<pass>[\w-]+)[`'] pass\b")
+_DIAGNOSTIC = re.compile(
+    r"^\s*(?:loc\(\"(?P<qfile>[^\"]+)\":(?P<qline>\d+):(?P<qcol>\d+)\)"
+    r"|(?P<file>[^\s:\"]+):(?P<line>\d+):(?P<col>\d+))?:?\s*error:\s*(?P<message>.+?)\s*$",
+    re.MULTILINE,
+)
+# Diagnostics printed without "error:": an op's verifier, an unfinished conversion.
+_BARE_DIAGNOSTIC = re.compile(
+    r"^\s*(?:PassManager::run failed:\s*)?"
+    r"(?P<message>'[a-z_]+\.[\w.]+' op .+|failed to legalize .+)$",
+    re.MULTILINE,
+)
+_BANNERS = ("Failures have been detected while processing an MLIR pass pipeline",)
+_CALLED_FROM = re.compile(
+    r"^\s*(?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+):\s*note: called from", re.MULTILINE
+)
+_OP_IN_MESSAGE = re.compile(r"'(?P<op>[a-z_]+\.[\w.]+)' op\b|operation '(?P<op2>[a-z_]+\.[\w.]+)'")
+_CURRENT_OP = re.compile(r"see current operation:[^\n]*?\"?(?P<op>\b[a-z_]+\.[a-z_][\w.]*)\"?\(")
+_ASSERTION = re.compile(r"Assertion `(?P<condition>.+?)' failed")
+_ASSERTION_SITE = re.compile(
+    r"(?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):(?P<line>\d+):[^\n]*Assertion `"
+)
+_UNREACHABLE = re.compile(
+    r"UNREACHABLE executed at (?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):(?P<line>\d+)"
+)
+_LLVM_ERROR = re.compile(r"LLVM ERROR: (?P<message>[^\n]+)")
+_PASS_FRAME = re.compile(r"\b(?P<pass>[A-Z]\w*?)Pass::(?:runOnOperation|\w+)")
+_ANON_PASS_FRAME = re.compile(r"\(anonymous namespace\)::(?P<pass>\w+)::runOnOperation")
+_PASS_SOURCE_DIR = re.compile(
+    r"[/\\](?:Transforms|Conversion|Analysis)[/\\](?:[\w]+[/\\])*(?P<pass>\w+)\.cpp"
+)
+_PROGRAM_ARGUMENTS = re.compile(r"Program arguments: (?P<args>[^\n]+)")
+_PIPELINE_PASS = re.compile(r"(?P<pass>[a-z][\w-]*)(?:\{[^}]*\})?\)*\s*$")
+
+
+@dataclass(frozen=True)
+class MlirFailure:
+    pass_name: str
+    # Where the pass name came from: "diagnostic", "pass phrase", "reproducer",
+    # "program arguments", "frame", "abort site"; only the first three enter the key.
+    pass_source: str
+    anchor: str
+    diagnostic: str
+    op: str
+    location: str
+    called_from: tuple[str, ...]
+    abort: str
+
+    @property
+    def keyed_pass(self) -> str:
+        return self.pass_name if self.pass_source in _KEYED_PASS_SOURCES else ""
+
+
+_KEYED_PASS_SOURCES = ("diagnostic", "pass phrase", "reproducer")
+
+
+def _location(file: str, line: str, col: str) -> str:
+    return f"{Path(file.replace(chr(92), '/')).name}:{line}:{col}"
+
+
+def _first_diagnostic(text: str) -> tuple[str, str]:
+    for match in _DIAGNOSTIC.finditer(text):
+        message = match["message"]
+        if any(banner in message for banner in _BANNERS):
+            continue
+        if match["qfile"]:
+            return message, _location(match["qfile"], match["qline"], match["qcol"])
+        if match["file"]:
+            return message, _location(match["file"], match["line"], match["col"])
+        return message, ""
+    bare = _BARE_DIAGNOSTIC.search(text)
+    return (bare["message"].strip(), "") if bare else ("", "")
+
+
+def _abort(text: str) -> tuple[str, str]:
+    """The C++ abort (assertion, unreachable, LLVM fatal error) and its source file."""
+    assertion = _ASSERTION.search(text)
+    if assertion:
+        asserted_at = _ASSERTION_SITE.search(text)
+        return f"assertion {assertion['condition']}", asserted_at["site"] if asserted_at else ""
+    unreachable = _UNREACHABLE.search(text)
+    if unreachable:
+        site: str = unreachable["site"]
+        return f"UNREACHABLE at {Path(site).name}:{unreachable['line']}", site
+    fatal = _LLVM_ERROR.search(text)
+    if fatal:
+        return f"LLVM ERROR: {fatal['message']}", ""
+    return "", ""
+
+
+def _pass_from_pipeline(pipeline: str) -> str:
+    """The pass of a local reproducer (a pipeline of one pass); a whole pipeline names none."""
+    inner = re.sub(r"\{[^{}]*\}", "", pipeline.strip())
+    if "," in inner:
+        return ""
+    found = _PIPELINE_PASS.search(inner)
+    return found["pass"] if found else ""
+
+
+def _pass_from_arguments(args: str) -> str:
+    flags = [a.lstrip("-").split("=")[0] for a in args.split() if a.startswith("-")]
+    passes = [f for f in flags if not f.startswith(("mlir-", "allow-", "o"))]
+    return passes[-1] if passes else ""
+
+
+def parse_mlir(evidence: Evidence) -> MlirFailure:
+    text = evidence.text
+    diagnostic, location = _first_diagnostic(text)
+    abort, site = _abort(text)
+    pass_name, source, anchor = "", "", ""
+    pipeline = _PIPELINE_FAILED.search(text)
+    phrase = _PASS_PHRASE.search(text)
+    arguments = _PROGRAM_ARGUMENTS.search(text)
+    frame = _PASS_FRAME.search(text) or _ANON_PASS_FRAME.search(text)
+    directory = _PASS_SOURCE_DIR.search(site.replace("\\", "/")) if site else None
+    reproduced = next(
+        (found for _, p in evidence.pipelines if (found := _pass_from_pipeline(p))), ""
+    )
+    if pipeline:
+        pass_name, source, anchor = pipeline["pass"], "diagnostic", pipeline["anchor"] or ""
+    elif phrase:
+        pass_name, source = phrase["pass"], "pass phrase"
+    elif reproduced:
+        pass_name, source = reproduced, "reproducer"
+    elif arguments and _pass_from_arguments(arguments["args"]):
+        pass_name, source = _pass_from_arguments(arguments["args"]), "program arguments"
+    elif frame:
+        pass_name, source = frame["pass"], "frame"
+    elif directory:
+        pass_name, source = directory["pass"], "abort site"
+    op_match = _OP_IN_MESSAGE.search(diagnostic) or _CURRENT_OP.search(text)
+    op = (op_match["op"] or op_match.groupdict().get("op2") or "") if op_match else ""
+    called = tuple(_location(m["file"], m["line"], m["col"]) for m in _CALLED_FROM.finditer(text))
+    return MlirFailure(pass_name, source, anchor, diagnostic, op, location, called, abort)
+
+
+def _mlir_details(mlir: MlirFailure) -> dict[str, str]:
+    return {
+        "pass": mlir.pass_name,
+        "pass_source": mlir.pass_source if mlir.pass_name else "",
+        "anchor": mlir.anchor,
+        "diagnostic": normalise(mlir.diagnostic),
+        "abort": normalise(mlir.abort),
+        "op": mlir.op,
+        "location": mlir.location,
+        "called_from": " <- ".join(mlir.called_from),
+    }
+
+
+def _mlir_summary(mlir: MlirFailure) -> str:
+    what = f"pass {mlir.pass_name}" if mlir.pass_name else "an unnamed pass"
+    if mlir.pass_name and mlir.pass_source not in ("diagnostic", ""):
+        what += f" (from the {mlir.pass_source})"
+    if mlir.diagnostic:
+        what += f": {normalise(mlir.diagnostic)}"
+    if mlir.abort:
+        what += f"; {normalise(mlir.abort)}"
+    if mlir.op:
+        what += f" ({mlir.op})"
+    if mlir.location:
+        what += f" at {mlir.location}"
+    return what
+
+
+# --------------------------------------------------------------------------------------
+# Identity per kind: each returns the signature of evidence of its kind
+
+
+def _pass_failure(kind: str, evidence: Evidence) -> Signature:
+    mlir = parse_mlir(evidence)
+    resource = taxonomy.resource_failure(evidence.text)
+    stage, kernel = stage_of(evidence), kernel_of(evidence)
+    # What failed: the diagnostic (with the abort that followed it), else the abort, else
+    # the stage's bare "PassManager::run failed".
+    what = " / ".join(p for p in (mlir.diagnostic, mlir.abort) if p)
+    if not what:
+        # A bare "PassManager::run failed": which backend's stage is all there is to tell.
+        bare = "PassManager::run failed" in evidence.text
+        base = "PassManager::run failed" if bare else without_numbers(headline(evidence))
+        backend = backend_of(evidence)
+        base += f" ({backend})" if backend and bare else ""
+        what = f"{stage}: {base}" if stage else (base if bare else "")
+    wrapper = f"wrapped:{resource.resource}" if resource is not None else ""
+    key = _with_fallback(kind, [what, mlir.keyed_pass, mlir.op, kernel, wrapper], evidence)
+    where = f" in {stage}" if stage else ""
+    summary = f"MLIR pass failure{where}: {_mlir_summary(mlir)}"
+    details = _mlir_details(mlir)
+    if resource is not None:
+        figures = f"Required: {resource.required or '?'}, Hardware limit: {resource.limit or '?'}"
+        called = "placeholders" if resource.placeholders else "not a measurement"
+        summary = (
+            f"pass failure{where} reported as OutOfResources ({resource.resource}); the"
+            f" figures '{figures}' are {called}; "
+        )
+        if mlir.keyed_pass or mlir.diagnostic or mlir.abort:
+            summary += f"underlying: {_mlir_summary(mlir)}"
+        else:
+            summary += (
+                "the output does not name the failing pass (the backend catches every"
+                " PassManager failure); the replay with IR dumps names it"
+            )
+        details.update(
+            resource=resource.resource,
+            wrapper=f"OutOfResources({resource.resource})",
+            placeholders=figures if resource.placeholders else "",
+            wrapped_message=normalise(resource.message.splitlines()[0] if resource.message else ""),
+        )
+    replayed = evidence.failure.get("replay")
+    if isinstance(replayed, Mapping) and isinstance(replayed.get("pass"), str):
+        details["named_by_replay"] = replayed["pass"]
+        summary += f" [pass {replayed['pass']} named by replay]"
+    return Signature(
+        kind=kind,
+        key=key,
+        summary=summary,
+        details=_details(stage=stage, kernel=kernel, target=evidence.job("target"), **details),
+    )
+
+
+def _codegen(kind: str, evidence: Evidence) -> Signature:
+    tool = message = stage = ""
+    for name, form in taxonomy.CODEGEN_FORMS:
+        found = form.search(evidence.text)
+        if found is None:
+            continue
+        tool, message = name, found["message"]
+        stage = found.groupdict().get("stage") or ""
+        if name == "binary" and not message.strip():
+            following = evidence.text[found.end() :].strip().splitlines()
+            message = following[0] if following else ""
+        break
+    kernel, target = kernel_of(evidence), evidence.job("target")
+    resource = "registers" if re.search(r"[Rr]egister", message) else ""
+    op = _OP_IN_MESSAGE.search(evidence.text)
+    key = _with_fallback(kind, [f"{tool}: {message}", target, kernel], evidence)
+    summary = f"codegen failure ({stage or tool}): {normalise(message)}"
+    if target:
+        summary += f" for {target}"
+    return Signature(
+        kind=kind,
+        key=key,
+        summary=summary,
+        details=_details(
+            tool=tool,
+            message=normalise(message),
+            stage=stage or stage_of(evidence),
+            target=target,
+            kernel=kernel,
+            resource=resource,
+            op=(op["op"] or op["op2"] or "") if op else "",
+            **({"pass": stage} if stage else {}),
+        ),
+    )
+
+
+_FRONTEND_LOCATION = re.compile(r"CompilationError: at (?P<line>\d+):(?P<col>\d+)")
+_REPR_ERROR = re.compile(r"^\s*(?P<line>[A-Z]\w*(?:Error|Exception)\(.*\))\s*$", re.MULTILINE)
+
+
+def _frontend(kind: str, evidence: Evidence) -> Signature:
+    location = _FRONTEND_LOCATION.search(evidence.text)
+    errors = [
+        m["line"]
+        for m in _EXCEPTION_LINE.finditer(evidence.text)
+        if "CompilationError" not in m["line"]
+    ]
+    reprs = [m["line"] for m in _REPR_ERROR.finditer(evidence.text)]
+    error = (reprs or errors or [headline(evidence)])[0 if reprs else -1]
+    kernel = kernel_of(evidence)
+    where = f"{location['line']}:{location['col']}" if location else ""
+    key = _with_fallback(kind, [without_numbers(error), kernel, where], evidence)
+    return Signature(
+        kind=kind,
+        key=key,
+        summary=f"frontend error{f' in {kernel}' if kernel else ''}"
+        f"{f' at {where}' if where else ''}: {normalise(error)[:300]}",
+        details=_details(error=normalise(error)[:300], kernel=kernel, location=where),
+    )
+
+
+def _resource(kind: str, evidence: Evidence) -> Signature:
+    found = taxonomy.resource_failure(evidence.text)
+    resource = found.resource if found else ""
+    required = found.required if found else ""
+    limit = found.limit if found else ""
+    kernel = kernel_of(evidence)
+    key = _with_fallback(kind, [resource, required, limit, kernel], evidence)
+    return Signature(
+        kind=kind,
+        key=key,
+        summary=f"out of {resource or 'a resource'}: {required or '?'} required,"
+        f" the limit is {limit or '?'}",
+        details=_details(
+            resource=resource,
+            required=required,
+            limit=limit,
+            stage=stage_of(evidence),
+            kernel=kernel,
+            hint=str(evidence.failure.get("hint") or ""),
+        ),
+    )
+
+
+_BACKENDS = re.compile(
+    r"(?P<count>\d+) compatible backends for target \((?P<target>[^)]*)\) "
+    r"\((?P<actives>\[[^\]]*\])\)"
+)
+_DRIVERS = re.compile(r"(?P<count>\d+) active drivers \((?P<actives>\[[^\]]*\])\)")
+_DEVICE_ERROR = re.compile(r"Triton Error \[(?P<api>\w+)\]:\s*(?P<message>[^\n]*)")
+
+
+def _backend_resolution(kind: str, evidence: Evidence) -> Signature:
+    match = _BACKENDS.search(evidence.text)
+    if match is None:
+        return _headline_signature(kind, evidence)
+    count, target, actives = match["count"], match["target"], normalise(match["actives"])
+    return Signature(
+        kind=kind,
+        key=make_key(kind, f"{count} backends", f"target {target}", actives),
+        summary=f"{count} compatible backends for target '{target}' {actives}:"
+        " no installed backend's supports_target() accepts it"
+        if count == "0"
+        else f"{count} compatible backends for target '{target}' {actives}: ambiguous",
+        details=_details(count=count, target=target, actives=actives),
+    )
+
+
+def _driver(kind: str, evidence: Evidence) -> Signature:
+    match = _DRIVERS.search(evidence.text)
+    if match is not None:
+        actives = normalise(match["actives"])
+        count = match["count"]
+        return Signature(
+            kind=kind,
+            key=make_key(kind, f"{count} drivers", actives),
+            summary=f"{count} active drivers {actives}: "
+            + ("no backend found a usable device" if count == "0" else "ambiguous"),
+            details=_details(count=count, actives=actives),
+        )
+    device = _DEVICE_ERROR.search(evidence.text)
+    if device is None:
+        return _headline_signature(kind, evidence)
+    kernel = kernel_of(evidence)
+    # The driver's error code is its identity, not an address.
+    message = re.sub(r"^0x(?=[0-9a-fA-F]+\b)", "code ", device["message"])
+    return Signature(
+        kind=kind,
+        key=_with_fallback(kind, [device["api"], message, kernel], evidence),
+        summary=f"the {device['api']} driver refused the kernel: {normalise(device['message'])}",
+        details=_details(api=device["api"], message=normalise(device["message"]), kernel=kernel),
+    )
+
+
+def _toolchain(kind: str, evidence: Evidence) -> Signature:
+    tool = taxonomy.missing_tool(evidence.text)
+    return Signature(
+        kind=kind,
+        key=_with_fallback(kind, [tool], evidence),
+        summary=f"the node's toolchain lacks {normalise(tool)}",
+        details=_details(tool=normalise(tool)),
+    )
+
+
+def _infrastructure(kind: str, evidence: Evidence) -> Signature:
+    for component, pattern in taxonomy.INFRASTRUCTURE_FORMS:
+        match = pattern.search(evidence.text)
+        if match is None:
+            continue
+        node = match.groupdict().get("node") or ""
+        reason = match["reason"].replace(node, "NODE") if node else match["reason"]
+        reason = normalise(reason)
+        return Signature(
+            kind=kind,
+            key=make_key(kind, component, reason.lower()),
+            summary=f"infrastructure ({component}){f' on {node}' if node else ''}: {reason}",
+            details=_details(component=component, node=node, reason=reason),
+        )
+    return _headline_signature(kind, evidence)
+
+
+_COLLECTIVE = re.compile(r"OpType=(?P<op>\w+), NumelIn=(?P<numel>\d+)")
+
+
+def _timeout(kind: str, evidence: Evidence) -> Signature:
+    text = evidence.text
+    match = next((m for p in taxonomy.TIMEOUT_FORMS if (m := p.search(text))), None)
+    line = ""
+    if match is not None:
+        line = text[text.rfind("\n", 0, match.start()) + 1 : text.find("\n", match.end())]
+    phase = "compile" if re.search(r"compil", line, re.IGNORECASE) else "test"
+    collective = _COLLECTIVE.search(text)
+    what = f"collective {collective['op']} of {collective['numel']}" if collective else ""
+    if collective:
+        phase = "collective"
+    stage, kernel = stage_of(evidence), kernel_of(evidence)
+    seconds = (match.groupdict().get("seconds") or "") if match else ""
+    return Signature(
+        kind=kind,
+        key=make_key(kind, phase, what, stage, kernel),
+        summary=f"{phase} timed out"
+        + (f" ({what})" if what else "")
+        + (f" after {seconds} s" if seconds else "")
+        + (f" in {stage}" if stage else ""),
+        details=_details(phase=phase, stage=stage, seconds=seconds, kernel=kernel, waiting=what),
+    )
+
+
+_FATAL = {
+    "Segmentation fault": "SIGSEGV",
+    "segmentation fault": "SIGSEGV",
+    "Aborted": "SIGABRT",
+    "Bus error": "SIGBUS",
+    "core dumped": "",
+}
+_TOOL_FAILED = re.compile(r"`?(?P<tool>llc|ptxas|ld\.lld|clang|opt)`? failed with error code -\d+")
+_TRITON_FRAME = re.compile(
+    r"File \"[^\"]*[\\/]triton[\\/][^\"]*?(?P<file>[\w]+\.py)\", line \d+ in (?P<function>\w+)"
+)
+
+
+def _signal_name(text: str) -> str:
+    for form in taxonomy.CRASH_FORMS:
+        match = form.search(text)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        if groups.get("name"):
+            return str(groups["name"])
+        if groups.get("fatal"):
+            named = _FATAL[groups["fatal"]]
+            if named:
+                return named
+            continue
+        if groups.get("device"):
+            return f"device fault ({groups['device'].removeprefix('trapType: ')})"
+        if groups.get("number"):
+            number = int(groups["number"])
+            try:
+                return signal.Signals(number).name
+            except ValueError:
+                return f"signal {number}"
+    return ""
+
+
+def _crash(kind: str, evidence: Evidence) -> Signature:
+    text = evidence.text
+    name = _signal_name(text)
+    tool = _TOOL_FAILED.search(text)
+    arguments = _PROGRAM_ARGUMENTS.search(text)
+    frame = _TRITON_FRAME.search(text)
+    stage, kernel = stage_of(evidence), kernel_of(evidence)
+    if tool:
+        where = tool["tool"]
+    elif arguments and _pass_from_arguments(arguments["args"]):
+        where = f"pass {_pass_from_arguments(arguments['args'])}"
+    elif stage:
+        where = stage
+    elif frame:
+        where = f"{frame['file']} {frame['function']}"
+    else:
+        where = ""
+    return Signature(
+        kind=kind,
+        key=_with_fallback(kind, [name, where, kernel], evidence),
+        summary=f"crashed{f' with {name}' if name else ''}{f' in {where}' if where else ''}",
+        details=_details(
+            signal=name,
+            where=where,
+            stage=stage,
+            kernel=kernel,
+            **({"pass": where[5:]} if where.startswith("pass ") else {}),
+        ),
+    )
+
+
+_NUMBER_TEXT = r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|nan|inf)"
+_MAX_ERROR = (
+    re.compile(
+        rf"Greatest absolute difference: (?P<error>{_NUMBER_TEXT}) at index \((?P<index>[^)]*)\)"
+    ),
+    re.compile(rf"Max absolute difference(?: among violations)?: (?P<error>{_NUMBER_TEXT})"),
+    re.compile(
+        rf"max(?:imum)? (?:abs(?:olute)? )?err(?:or)?\s*[=:]?\s*(?P<error>{_NUMBER_TEXT})", re.I
+    ),
+)
+_OUTPUT_NAME = re.compile(r"\b(?:output|tensor)\s+'?(?P<name>[A-Za-z_]\w*)'?")
+
+
+def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
+    text = evidence.text
+    error = next((m for p in _MAX_ERROR if (m := p.search(text))), None)
+    output = _OUTPUT_NAME.search(text)
+    where = output["name"] if output else ""
+    index = (error.groupdict().get("index") or "") if error else ""
+    max_error = error["error"] if error else ""
+    kernel = kernel_of(evidence)
+    form = next((m for p in taxonomy.NUMERIC_FORMS if (m := p.search(text))), None)
+    line = ""
+    if form is not None:
+        line = text[text.rfind("\n", 0, form.start()) + 1 : text.find("\n", form.end())]
+    return Signature(
+        kind=kind,
+        key=_with_fallback(kind, [where, kernel], evidence, line),
+        summary="numeric mismatch"
+        + (f" in output '{where}'" if where else "")
+        + (f": max abs error {max_error}" if max_error else "")
+        + (f" at ({index})" if index else ""),
+        details=_details(output=where, max_error=max_error, index=index, kernel=kernel),
+    )
+
+
+def _headline_signature(kind: str, evidence: Evidence) -> Signature:
+    """Kinds with no identity of their own: the error line, the stage and the kernel."""
+    line = headline(evidence)
+    stage, kernel = stage_of(evidence), kernel_of(evidence)
+    described = "unclassified failure" if kind == taxonomy.UNCLASSIFIED else kind.replace("_", " ")
+    return Signature(
+        kind=kind,
+        key=make_key(kind, without_numbers(line)[:200], stage, kernel),
+        summary=f"{described}: {normalise(line)[:300]}",
+        details=_details(headline=normalise(line)[:300], stage=stage, kernel=kernel),
+    )
+
+
+_IDENTITY = {
+    taxonomy.BACKEND_RESOLUTION: _backend_resolution,
+    taxonomy.DRIVER: _driver,
+    taxonomy.PASS_FAILURE: _pass_failure,
+    taxonomy.OUT_OF_RESOURCES: _resource,
+    taxonomy.CODEGEN: _codegen,
+    taxonomy.FRONTEND: _frontend,
+    taxonomy.TIMEOUT: _timeout,
+    taxonomy.CRASH: _crash,
+    taxonomy.NUMERIC_MISMATCH: _numeric_mismatch,
+    taxonomy.TOOLCHAIN: _toolchain,
+    taxonomy.INFRASTRUCTURE: _infrastructure,
+}
