@@ -35,7 +35,7 @@ ci-kunlun: venv
 	  --lanes $(if $(LANES),$(LANES),$(KUNLUN_LANES)) $(RUN_ARGS)
 
 test: venv lint
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --durations=25
 
 lint: venv
 	$(BIN)/ruff check ci tests benchmarks
