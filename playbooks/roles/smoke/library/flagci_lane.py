@@ -35,23 +35,12 @@ author: flagci
 
 import json
 import os
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.flagci_node import docker, write
 
 # After the lane timeout's SIGTERM, the suite gets this long to end before SIGKILL.
 KILL_AFTER_S = 60
-
-
-def docker(*args):
-    return subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
-
-
-def write(path, text):
-    tmp = f"{path}.part"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def main():
@@ -88,13 +77,13 @@ def main():
     model = p["model_path"]
     mount = ["--volume", f"{model}:{model}:ro"] if model and os.path.isdir(model) else []
     limit = ["timeout", f"--kill-after={KILL_AFTER_S}", str(p["timeout_s"])]
-    started = docker("run", "--detach", "--name", name, *user, *mount, *p["docker_args"],
-                     p["image"], *limit, *p["command"])  # fmt: skip
-    if started.returncode != 0:
+    rc, out, err = docker("run", "--detach", "--name", name, *user, *mount, *p["docker_args"],
+                          p["image"], *limit, *p["command"])  # fmt: skip
+    if rc != 0:
         status = {**p["status"], "exit_code": None, "timed_out": False,
-                  "wait_error": f"docker run: {started.stderr.strip()}"}  # fmt: skip
+                  "wait_error": f"docker run: {err.strip()}"}  # fmt: skip
         write(os.path.join(folder, "status.json"), json.dumps(status, indent=2))
-    module.exit_json(changed=True, container=started.stdout.strip())
+    module.exit_json(changed=True, container=out.strip())
 
 
 if __name__ == "__main__":
