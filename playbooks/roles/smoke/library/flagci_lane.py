@@ -23,7 +23,7 @@ options:
   folder: {description: The lane's results folder (mounted as /results)., type: path, required: true}
   container: {description: The container's name., type: str, required: true}
   image: {description: The lane image., type: str, required: true}
-  docker_args: {description: C(docker run) options (labels, mounts, devices, env)., type: list, elements: str, required: true}
+  docker_args: {description: C(docker run) options (labels, mounts, devices, env) as ci/run/container.py renders them., type: list, elements: str, required: true}
   command: {description: The smoke suite's command line in the container., type: list, elements: str, required: true}
   lane_file: {description: The lane file's content (mounted at /etc/flagci/lane.json)., type: dict, required: true}
   status: {description: Fields of status.json (lane, node, image, timeout_s)., type: dict, required: true}
@@ -71,9 +71,8 @@ def main():
             os.remove(os.path.join(folder, stale))
     write(os.path.join(folder, "lane.json"), json.dumps(p["lane_file"], indent=2))
     docker("rm", "--force", name)
-    user = []
-    if p["as_caller"]:
-        user = ["--user", f"{os.getuid()}:{os.getgid()}", "--env", "HOME=/tmp", "--tmpfs", "/tmp"]
+    # The caller's user id is known here; its home and /tmp are in the options (as_caller).
+    user = ["--user", f"{os.getuid()}:{os.getgid()}"] if p["as_caller"] else []
     model = p["model_path"]
     mount = ["--volume", f"{model}:{model}:ro"] if model and os.path.isdir(model) else []
     limit = ["timeout", f"--kill-after={KILL_AFTER_S}", str(p["timeout_s"])]
