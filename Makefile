@@ -2,13 +2,15 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-LANE ?= cpu-triton-3.6.0
+# The lane of ci-local; empty: the matrix's default_lane (ci/data/lanes.toml).
+LANE ?=
 RUN_ARGS ?=
 # Remote runs: an inventory (a path, or a name under playbooks/inventories/) and lanes.
 INVENTORY ?= lab
 LANES ?=
-ILUVATAR_LANES := iluvatar-flagtree-0.6.0,iluvatar-triton-3.2.0
-KUNLUN_LANES := kunlun-flagtree-0.6.1,kunlun-flagtree-0.6.1a1,kunlun-flagtree-0.7.0rc2
+# The inventory group of each family's nodes (ci-<family>).
+GROUP_iluvatar := iluvatar_bi_v150
+GROUP_kunlun := kunlun_p800
 
 .PHONY: venv ci-local ci-iluvatar ci-kunlun test lint dashboard
 
@@ -22,17 +24,15 @@ venv: $(BIN)/flagci
 
 # The main job on the embedded default: localhost, the CPU lane, no accelerator.
 ci-local: venv
-	$(BIN)/flagci run --lane $(LANE) $(RUN_ARGS)
+	$(BIN)/flagci run $(if $(LANE),--lane $(LANE)) $(RUN_ARGS)
 
-# Nodes through Ansible (playbooks/): both Iluvatar lanes on the BI-V150 group, the three
-# Kunlunxin lanes on the P800 group. Override with INVENTORY=... LANES=a,b.
-ci-iluvatar: venv
-	$(BIN)/flagci run --inventory $(INVENTORY) --limit iluvatar_bi_v150 \
-	  --lanes $(if $(LANES),$(LANES),$(ILUVATAR_LANES)) $(RUN_ARGS)
-
-ci-kunlun: venv
-	$(BIN)/flagci run --inventory $(INVENTORY) --limit kunlun_p800 \
-	  --lanes $(if $(LANES),$(LANES),$(KUNLUN_LANES)) $(RUN_ARGS)
+# Nodes through Ansible (playbooks/): the family's lanes (its entry in [families] of
+# ci/data/lanes.toml) on its group: Iluvatar on BI-V150, Kunlunxin on P800.
+# Override with INVENTORY=... LANES=a,b.
+ci-iluvatar ci-kunlun: ci-%: venv
+	lanes=$$($(BIN)/flagci lanes list --family $* --names) && \
+	$(BIN)/flagci run --inventory $(INVENTORY) --limit $(GROUP_$*) \
+	  --lanes $(if $(LANES),$(LANES),"$$lanes") $(RUN_ARGS)
 
 test: venv lint
 	$(BIN)/python -m pytest tests --durations=25

@@ -19,6 +19,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lanes = subparsers.add_parser("lanes", help="show the lane matrix")
     sub = lanes.add_subparsers(dest="lanes_command", required=True, metavar="ACTION")
     listing = sub.add_parser("list", help="one line per lane")
+    listing.add_argument(
+        "--family", help="only the lanes of this family ([families] of the matrix)"
+    )
+    listing.add_argument(
+        "--names",
+        action="store_true",
+        help="only the names, comma-separated (what `flagci run --lanes` takes)",
+    )
     add_json_option(listing)
     listing.set_defaults(handler=_list)
     show = sub.add_parser("show", help="a lane's full definition as JSON")
@@ -33,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _list(args: argparse.Namespace) -> int:
     matrix = matrix_from(args)
+    lanes = (
+        {lane.name: lane for lane in matrix.family(args.family)} if args.family else matrix.lanes
+    )
+    if args.names:
+        print(",".join(lanes))
+        return 0
     if args.json:
         print_json(
             [
@@ -44,12 +58,12 @@ def _list(args: argparse.Namespace) -> int:
                     "targets": [t.label for t in lane.targets],
                     "default": name == matrix.default_lane,
                 }
-                for name, lane in matrix.lanes.items()
+                for name, lane in lanes.items()
             ]
         )
         return 0
     shown = tables.table("lane", "vendor", "python", "targets", "default")
-    for name, lane in matrix.lanes.items():
+    for name, lane in lanes.items():
         targets = ",".join(t.label for t in lane.targets)
         tables.add(
             shown,

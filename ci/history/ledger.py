@@ -7,16 +7,13 @@ file, the issue and the key.
 from __future__ import annotations
 
 import re
-import tomllib
-from collections.abc import Mapping
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
-from ci.core.errors import ConfigError
+from ci.core import datafile
 
 IssueId = Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9.+_-]*$")]
 Version = Annotated[StrictStr, Field(min_length=1)]
@@ -109,33 +106,14 @@ class Ledger(_Model):
 
 
 def default_ledger_path() -> Path:
-    return Path(str(resources.files("ci") / "data" / "known_issues.toml"))
+    return datafile.packaged("known_issues.toml")
 
 
 def load_ledger(path: Path | None = None) -> Ledger:
     """Read and validate the ledger; raise ConfigError naming file, issue and key."""
-    path = path or default_ledger_path()
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: known-issue ledger not found") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    try:
-        return Ledger.model_validate({"source": str(path), **raw})
-    except ValidationError as err:
-        raise ConfigError("\n".join(_describe(path, raw, e) for e in err.errors())) from None
-
-
-def _describe(path: Path, raw: dict[str, Any], error: Mapping[str, Any]) -> str:
-    loc = [str(p) for p in error["loc"]]
-    message = str(error["msg"])
-    if loc[:1] == ["issue"] and len(loc) >= 2 and loc[1].isdigit():
-        issues = raw.get("issue")
-        index = int(loc[1])
-        name = f"#{index + 1}"
-        if isinstance(issues, list) and index < len(issues) and isinstance(issues[index], dict):
-            name = str(issues[index].get("id", name))
-        key = ".".join(loc[2:]) or "(issue table)"
-        return f"{path}: issue '{name}': key '{key}': {message}"
-    return f"{path}: key '{'.'.join(loc) or '(top level)'}': {message}"
+    return datafile.load(
+        Ledger,
+        path or default_ledger_path(),
+        what="known-issue ledger",
+        entries={"issue": datafile.Entries("issue", key="id")},
+    )

@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -23,11 +21,11 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
+from ci.core import datafile
 from ci.core.errors import ConfigError, UsageError
 from ci.smoke.contract.lane import target_label
 
@@ -290,37 +288,31 @@ def _normalise(name: str) -> str:
 
 
 def default_matrix_path() -> Path:
-    return Path(str(resources.files("ci") / "data" / "lanes.toml"))
+    return datafile.packaged("lanes.toml")
 
 
 def load_matrix(path: Path | None = None) -> LaneMatrix:
     """Read and validate a lane matrix; raise ConfigError naming file, lane and key."""
     path = path or default_matrix_path()
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: lane matrix not found") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    lanes = raw.get("lanes")
-    if isinstance(lanes, dict):
-        raw["lanes"] = {
-            name: {"name": name, **_extended(path, lanes, name)} if isinstance(body, dict) else body
-            for name, body in lanes.items()
-        }
-    try:
-        return LaneMatrix.model_validate({"source": str(path), **raw})
-    except ValidationError as err:
-        errors = err.errors()
-        failed = [tuple(e["loc"]) for e in errors if e["type"] != "too_short"]
-        # A list whose items failed is also reported as too short: keep only the item errors.
-        kept = [
-            e
-            for e in errors
-            if e["type"] != "too_short"
-            or not any(loc[: len(e["loc"])] == tuple(e["loc"]) for loc in failed)
-        ]
-        raise ConfigError("\n".join(_describe(path, e) for e in kept)) from None
+
+    def extend(raw: dict[str, Any]) -> dict[str, Any]:
+        lanes = raw.get("lanes")
+        if isinstance(lanes, dict):
+            raw["lanes"] = {
+                name: {"name": name, **_extended(path, lanes, name)}
+                if isinstance(body, dict)
+                else body
+                for name, body in lanes.items()
+            }
+        return raw
+
+    return datafile.load(
+        LaneMatrix,
+        path,
+        what="lane matrix",
+        entries={"lanes": datafile.Entries("lane")},
+        prepare=extend,
+    )
 
 
 def _extended(path: Path, lanes: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -358,33 +350,3 @@ def _merge_pins(base: Any, own: Any) -> Any:
         for p in base
     ]
     return kept + [p for p in own if not isinstance(p, dict) or p in by_name.values()]
-
-
-def _describe(path: Path, error: Mapping[str, Any]) -> str:
-    # pydantic names the union member, literal or dict key it tried: not part of the key.
-    loc = [
-        str(part)
-        for part in error["loc"]
-        if not str(part).startswith(("literal[", "function-")) and str(part) != "[key]"
-    ]
-    message = str(error["msg"]).removeprefix("Value error, ")
-    # Validators across several keys say "key: what is wrong".
-    key_hint, sep, rest = message.partition(": ")
-    if error["type"] == "value_error" and sep and key_hint.isidentifier():
-        loc, message = [*loc, key_hint], rest
-    if loc[:1] == ["lanes"] and len(loc) >= 2:
-        key = _dotted(loc[2:]) or "(lane table)"
-        return f"{path}: lane '{loc[1]}': key '{key}': {message}"
-    return f"{path}: key '{_dotted(loc) or '(top level)'}': {message}"
-
-
-def _dotted(parts: list[str]) -> str:
-    out = ""
-    for part in parts:
-        if part.isdigit():
-            out += f"[{part}]"
-        elif part in ("int", "str", "constrained-str"):
-            continue
-        else:
-            out += f".{part}" if out else part
-    return out

@@ -11,15 +11,14 @@ Standard library and pydantic only: the filter plugin imports this module inside
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from ci.core import datafile
 from ci.core.errors import ConfigError
 
 Argv = Annotated[tuple[StrictStr, ...], Field(min_length=1)]
@@ -56,24 +55,12 @@ class HealthRules(_Model):
 
 
 def default_rules_path() -> Path:
-    return Path(str(resources.files("ci") / "data" / "node_health.toml"))
+    return datafile.packaged("node_health.toml")
 
 
 def load_rules(path: Path | None = None) -> HealthRules:
-    path = path or default_rules_path()
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: node health rules not found") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    try:
-        return HealthRules.model_validate({"source": str(path), **raw})
-    except ValidationError as err:
-        lines = [
-            f"{path}: key '{'.'.join(str(p) for p in e['loc'])}': {e['msg']}" for e in err.errors()
-        ]
-        raise ConfigError("\n".join(lines)) from None
+    """Read and validate the health rules; raise ConfigError naming file and key."""
+    return datafile.load(HealthRules, path or default_rules_path(), what="node health rules")
 
 
 @dataclass(frozen=True)

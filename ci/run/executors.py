@@ -24,16 +24,13 @@ from ci.build import engine, environment, images
 from ci.core import process, reporter
 from ci.core.errors import ConfigError, EnvironmentSetupError, InfrastructureError
 from ci.lanes.matrix import Lane, LaneMatrix
-from ci.run import record
+from ci.run import container, record
 
 LOCAL_NODE = "localhost"
 # pytest's exit statuses 0 (all passed) and 1 (some tests failed): the suite ran to its
 # end. Anything else (interrupted, internal error, usage error, nothing collected) means
 # the run itself broke.
 SUITE_FINISHED = (0, 1)
-# Labels of every lane container flagci starts (the node playbooks receive the same keys).
-RUN_LABEL = "org.flagci.run"
-NODE_LABEL = "org.flagci.node"
 
 
 @dataclass(frozen=True)
@@ -191,20 +188,7 @@ class LocalImageExecutor:
         request: SuiteRequest,
     ) -> str:  # fmt: skip
         name = container_name(run_id, LOCAL_NODE, lane.name)
-        device = lane.device
-        as_caller = ["--user", f"{os.getuid()}:{os.getgid()}", "--env", "HOME=/tmp"]
-        argv = [
-            *("docker", "run", "--rm", "--name", name),
-            *("--label", f"{RUN_LABEL}={run_id}", "--label", f"{NODE_LABEL}={LOCAL_NODE}"),
-            *(as_caller if runs_as_caller(image_user) else []),
-            *("--tmpfs", "/tmp", "--env", f"FLAGCI_NODE={LOCAL_NODE}"),
-            *(f"--env={key}={value}" for key, value in device.env.items()),
-            *(f"--device={path}" for path in device.devices),
-            *device.docker_args,
-            *("--volume", f"{folder}:/results"),
-            ref,
-            *smoke_command("python", "/results", lane, request),
-        ]
+        argv = image_argv(ref, image_user, lane, folder, run_id, request)
         try:
             return _run_suite(argv, lane, folder, {})
         finally:
@@ -218,6 +202,25 @@ class LocalImageExecutor:
                 check=False,
                 quiet=True,
             )
+
+
+def image_argv(
+    ref: str, image_user: str, lane: Lane, folder: Path, run_id: str, request: SuiteRequest
+) -> list[str]:
+    """The ``docker run`` command line of a lane's suite in its image on this machine."""
+    spec = container.lane_container(
+        lane,
+        run_id=run_id,
+        node=LOCAL_NODE,
+        results=str(folder),
+        as_caller=runs_as_caller(image_user),
+    )
+    user = ["--user", f"{os.getuid()}:{os.getgid()}"] if spec.as_caller else []
+    name = container_name(run_id, LOCAL_NODE, lane.name)
+    return [
+        *("docker", "run", "--rm", "--name", name, *user, *spec.options(), ref),
+        *smoke_command("python", container.RESULTS, lane, request),
+    ]
 
 
 def container_name(run_id: str, node: str, lane: str) -> str:

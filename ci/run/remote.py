@@ -31,7 +31,7 @@ from ci.core import process, reporter
 from ci.core.errors import ConfigError, EnvironmentSetupError, InfrastructureError
 from ci.lanes.matrix import Lane, LaneMatrix
 from ci.nodes import inventory
-from ci.run import executors, record
+from ci.run import container, executors, record
 
 # SSH: a node that stops answering is given up on within about 30 s; a host that does not
 # accept a connection within 10 s is unreachable.
@@ -47,8 +47,8 @@ SMOKE_ROLE = "smoke"
 
 # The names the playbooks share with the controller (see playbooks/README.md).
 LABELS = {
-    "run": executors.RUN_LABEL,
-    "node": executors.NODE_LABEL,
+    "run": container.RUN_LABEL,
+    "node": container.NODE_LABEL,
     "lane": images.LANE_LABEL,
     "content_hash": images.HASH_LABEL,
 }
@@ -71,19 +71,46 @@ def lane_vars(
         "content_hash": image.rpartition(":")[2],
         "repo_digests": repo_digests,
         "archive": str(archive),
-        "devices": list(lane.device.devices),
-        "env": dict(lane.device.env),
-        "docker_args": list(lane.device.docker_args),
         "timeout_s": lane.timeout_s,
-        "command": executors.smoke_command("python", "/results", lane, request),
+        "command": executors.smoke_command("python", container.RESULTS, lane, request),
         "as_caller": as_caller,
         "context": lane.smoke_context(),
     }
 
 
-def host_vars(run_id: str, node: inventory.Node, lanes: Sequence[Lane]) -> dict[str, Any]:
+def lane_folder(run_id: str, node: inventory.Node, lane: Lane) -> str:
+    """The lane's results folder on the node (mounted as the container's /results)."""
+    return f"{node.workdir}/{run_id}/{lane.name}"
+
+
+def node_container(
+    run_id: str, node: inventory.Node, lane: Lane, *, as_caller: bool
+) -> container.ContainerSpec:
+    """The lane's container on ``node``, with the inventory's ``smoke_devices``,
+    ``smoke_env`` and ``smoke_docker_args`` of the node, and the lane file the smoke role
+    writes into the lane's folder."""
+    folder = lane_folder(run_id, node, lane)
+    devices, args = node.hostvars.get("smoke_devices"), node.hostvars.get("smoke_docker_args")
+    env = node.hostvars.get("smoke_env") or {}
+    return container.lane_container(
+        lane,
+        run_id=run_id,
+        node=node.name,
+        results=folder,
+        as_caller=as_caller,
+        lane_file=f"{folder}/lane.json",
+        env={str(key): str(value) for key, value in env.items()},
+        devices=None if devices is None else [str(d) for d in devices],
+        docker_args=None if args is None else [str(a) for a in args],
+    )
+
+
+def host_vars(
+    run_id: str, node: inventory.Node, lanes: Sequence[Lane], as_caller: Mapping[str, bool]
+) -> dict[str, Any]:
     """One value of ``flagci_hosts``: the node's work folder, what preflight expects of it
-    for ``lanes``, and each lane's container and collected archive names."""
+    for ``lanes``, and each lane's container name, folder, ``docker run`` options (whether
+    its image runs as the caller: ``as_caller``) and collected archive name."""
     expectation = node.expectation(list(lanes))
     return {
         "workdir": node.workdir,
@@ -94,6 +121,11 @@ def host_vars(run_id: str, node: inventory.Node, lanes: Sequence[Lane]) -> dict[
         },
         "containers": {
             lane.name: executors.container_name(run_id, node.name, lane.name) for lane in lanes
+        },
+        "folders": {lane.name: lane_folder(run_id, node, lane) for lane in lanes},
+        "docker_options": {
+            lane.name: node_container(run_id, node, lane, as_caller=as_caller[lane.name]).options()
+            for lane in lanes
         },
         "archives": {lane.name: archive_name(node.name, lane.name) for lane in lanes},
     }
@@ -317,7 +349,12 @@ class NodeExecutor:
                 )
         by_name = {lane.name: lane for lane in lanes}
         hosts = {
-            host: host_vars(run.run_id, nodes[host], [by_name[n] for n in names])
+            host: host_vars(
+                run.run_id,
+                nodes[host],
+                [by_name[n] for n in names if n in lanes_vars],
+                {name: vars_["as_caller"] for name, vars_ in lanes_vars.items()},
+            )
             for host, names in plan.items()
         }
         pending = {h: [n for n in names if n in lanes_vars] for h, names in plan.items()}

@@ -147,7 +147,12 @@ def _stage(
         "flagci_lanes": {name: lane_vars for name, (_, lane_vars) in lanes.items()},
         "flagci_plan": plan,
         "flagci_hosts": {
-            host: remote.host_vars("stage-test", nodes[host], [lanes[n][0] for n in names])
+            host: remote.host_vars(
+                "stage-test",
+                nodes[host],
+                [lanes[n][0] for n in names],
+                {lanes[n][0].name: bool(lanes[n][1]["as_caller"]) for n in names},
+            )
             for host, names in plan.items()
         },
         "flagci_labels": remote.LABELS,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 from pathlib import Path
 
@@ -197,20 +198,66 @@ def test_the_cpu_lane_expects_no_smi_and_the_playbooks_get_facts_and_names_from_
         kunlun, "flagci/kunlun:0123456789abcdef", [], Path("/a.tar"), request, as_caller=False
     )
     assert lane["content_hash"] == "0123456789abcdef"
-    assert lane["devices"][-1] == "/dev/xpuctrl"
     assert lane["context"]["lane"] == "kunlun-flagtree-0.6.1"
     # The one smoke command line, as the local executors write it.
     assert lane["command"] == executors.smoke_command("python", "/results", kunlun, request)
     assert lane["command"][-5:] == ["-n", "3", f"--timeout={kunlun.test_timeout_s}", "-k", "gdn"]
     p800 = inventory.Node("p800-01", {"flagci_vendors": ["kunlun"]})
-    host = remote.host_vars("RUN", p800, [kunlun])
+    host = remote.host_vars("RUN", p800, [kunlun], {kunlun.name: False})
     assert host["workdir"] == inventory.DEFAULT_WORKDIR
     assert host["expectation"] == {"smi": "xpu-smi", "device_count": 8, "driver_version": "5.37.1"}
     assert host["containers"] == {kunlun.name: f"flagci-RUN-p800-01-{kunlun.name}"}
     assert host["archives"] == {kunlun.name: f"p800-01__{kunlun.name}.tgz"}
+    folder = f"{inventory.DEFAULT_WORKDIR}/RUN/{kunlun.name}"
+    assert host["folders"] == {kunlun.name: folder}
+    options = host["docker_options"][kunlun.name]
+    assert "--device=/dev/xpuctrl" in options and f"--volume={folder}:/results" in options
     # An inventory's preflight_* override what the lanes imply, for flagci and Ansible alike.
     tuned = inventory.Node("p", {"flagci_vendors": ["kunlun"], "preflight_device_count": 4})
-    assert remote.host_vars("RUN", tuned, [kunlun])["expectation"]["device_count"] == 4
+    tuned_host = remote.host_vars("RUN", tuned, [kunlun], {kunlun.name: False})
+    assert tuned_host["expectation"]["device_count"] == 4
+
+
+def test_local_and_node_lane_containers_get_the_same_docker_run_options(
+    matrix: LaneMatrix, tmp_path: Path
+) -> None:
+    """One ContainerSpec for both: a lane run with `flagci run --image` and on a node gets
+    the same flags (labels, user home and /tmp, environment, devices, mounts), the node's
+    only addition being its lane file."""
+    request = executors.SuiteRequest()
+    node = inventory.Node("localhost", {"flagci_vendors": ["cpu", "kunlun"],
+                                        "flagci_node_workdir": str(tmp_path)})  # fmt: skip
+    for lane, image_user in (
+        (matrix.default, "flagci"),
+        (matrix.lane("kunlun-flagtree-0.6.1"), ""),
+    ):
+        folder = tmp_path / "RUN" / lane.name
+        local = executors.image_argv("img:1", image_user, lane, folder, "RUN", request)
+        as_caller = executors.runs_as_caller(image_user)
+        host = remote.host_vars("RUN", node, [lane], {lane.name: as_caller})
+        on_node = host["docker_options"][lane.name]
+        lane_file = ["--env=FLAGCI_LANE_FILE=/etc/flagci/lane.json",
+                     f"--volume={folder}/lane.json:/etc/flagci/lane.json:ro"]  # fmt: skip
+        assert set(lane_file) <= set(on_node)
+        options = local[local.index("--name") + 2 : local.index("img:1")]
+        user = ["--user", f"{os.getuid()}:{os.getgid()}"] if as_caller else []
+        assert options == user + [o for o in on_node if o not in lane_file], lane.name
+        assert ("--tmpfs" in options) == as_caller, lane.name
+        vars_ = remote.lane_vars(lane, "img:1", [], Path("/a.tar"), request, as_caller=as_caller)
+        assert local[local.index("img:1") + 1 :] == vars_["command"]
+
+
+def test_a_nodes_inventory_replaces_the_lanes_devices_and_adds_environment(
+    matrix: LaneMatrix,
+) -> None:
+    kunlun = matrix.lane("kunlun-flagtree-0.6.1")
+    node = inventory.Node("p", {"flagci_vendors": ["kunlun"], "smoke_devices": ["/dev/xpu0"],
+                                "smoke_env": {"XPU_X": 1}, "smoke_docker_args": ["--ipc=host"]})  # fmt: skip
+    options = remote.node_container("RUN", node, kunlun, as_caller=False).options()
+    assert [o for o in options if o.startswith("--device")] == ["--device=/dev/xpu0"]
+    assert "--env=XPU_X=1" in options and "--env=FLAGCI_NODE=p" in options
+    assert options[-1] == "--ipc=host"
+    assert "--tmpfs" not in options
 
 
 def test_workers_have_one_spelling_and_only_unprivileged_images_run_as_the_caller() -> None:

@@ -4,13 +4,16 @@ runner, no history in the Actions cache, actions pinned by commit."""
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ci.core import process
 from ci.core.errors import FlagCIError
+from ci.lanes.matrix import load_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -42,13 +45,13 @@ def _zizmor(*paths: Path) -> tuple[int, str]:
 
 
 def test_workflows_validate_against_githubs_schema() -> None:
-    assert len(FILES) == 3
+    assert [f.name for f in FILES] == ["dashboard.yml", "nightly.yml"]
     assert "ok -- validation done" in _schema(*FILES)
 
 
 def test_an_invalid_workflow_is_caught(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yml"
-    bad.write_text((WORKFLOWS / "nightly-kunlun.yml").read_text().replace("runs-on:", "run-on:"))
+    bad.write_text((WORKFLOWS / "nightly.yml").read_text().replace("runs-on:", "run-on:"))
     with pytest.raises(FlagCIError, match="check-jsonschema failed"):
         _schema(bad)
 
@@ -61,10 +64,10 @@ def test_zizmor_finds_nothing() -> None:
 def test_zizmor_catches_what_it_guards(tmp_path: Path) -> None:
     folder = tmp_path / ".github" / "workflows"
     folder.mkdir(parents=True)
-    text = (WORKFLOWS / "nightly-kunlun.yml").read_text()
+    text = (WORKFLOWS / "nightly.yml").read_text()
     text = re.sub(r"actions/checkout@[0-9a-f]{40} # v4.2.2", "actions/checkout@v4", text)
     text = text.replace("          persist-credentials: false\n", "          fetch-depth: 1\n")
-    (folder / "nightly-kunlun.yml").write_text(text)
+    (folder / "nightly.yml").write_text(text)
     code, out = _zizmor(folder)
     assert code != 0 and "unpinned-uses" in out and "artipacked" in out, out
 
@@ -79,19 +82,49 @@ def test_actions_are_pinned_by_commit_and_credentials_not_kept(workflow: Path) -
     assert "permissions: {}" in text  # nothing by default; each job asks for its own
 
 
-@pytest.mark.parametrize(
-    ("workflow", "target"),
-    [("nightly-iluvatar.yml", "ci-iluvatar"), ("nightly-kunlun.yml", "ci-kunlun")],
-)
-def test_each_nightly_runs_on_the_controller_against_the_configured_inventory(
-    workflow: str, target: str
-) -> None:
-    text = (WORKFLOWS / workflow).read_text()
-    assert "runs-on: [self-hosted, flagci-controller]" in text
+def test_the_nightly_runs_each_family_on_the_controller_against_the_configured_inventory() -> None:
+    text = (WORKFLOWS / "nightly.yml").read_text()
+    job = yaml.safe_load(text)["jobs"]["smoke"]
+    families = job["strategy"]["matrix"]["family"]
+    assert families == ["iluvatar", "kunlun"]
+    assert set(families) <= set(load_matrix().families)
+    assert job["runs-on"] == ["self-hosted", "flagci-controller"]
     assert not any(label in text for label in ACCELERATOR_LABELS)
-    assert f'run: make {target} INVENTORY="$FLAGCI_INVENTORY"' in text
+    assert job["env"]["FAMILY"] == "${{ matrix.family }}"
+    assert 'run: make "ci-$FAMILY" INVENTORY="$FLAGCI_INVENTORY"' in text
     assert "FLAGCI_INVENTORY: ${{ vars.FLAGCI_INVENTORY }}" in text
     assert "schedule:" in text and "actions/upload-artifact@" in text
+    # Each family's run folders in an artifact of its own, which the dashboard downloads.
+    assert "name: results-${{ matrix.family }}-${{ github.run_id }}" in text
+    assert "--workflow nightly.yml" in (WORKFLOWS / "dashboard.yml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("family", "group"), [("iluvatar", "iluvatar_bi_v150"), ("kunlun", "kunlun_p800")]
+)
+def test_each_family_target_runs_the_familys_lanes_from_the_matrix(
+    family: str, group: str, tmp_path: Path
+) -> None:
+    """The lanes come from the matrix: the target's command, run with a stand-in flagci that
+    answers `lanes list` with the real command's output, passes them to `flagci run`."""
+    matrix = load_matrix()
+    names = ",".join(matrix.families[family])  # type: ignore[index]
+    (tmp_path / "flagci").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = lanes ]; then exec {sys.executable} -m ci.cli "$@"; fi\n'
+        'echo "flagci $*"\n'
+    )
+    (tmp_path / "flagci").chmod(0o755)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-o", f"{tmp_path}/flagci", f"ci-{family}",
+         f"BIN={tmp_path}", "INVENTORY=inv"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"flagci run --inventory inv --limit {group} --lanes {names}" in done.stdout
+    makefile = (ROOT / "Makefile").read_text()
+    assert not any(name in makefile for name in matrix.lanes)  # written once, in lanes.toml
 
 
 def test_the_dashboard_backfills_and_publishes_a_bounded_site() -> None:

@@ -20,9 +20,9 @@ author: flagci
 
 import os
 import shutil
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.flagci_node import docker
 
 
 def main():
@@ -34,15 +34,12 @@ def main():
         supports_check_mode=True,
     )
     filters = [a for k, v in module.params["labels"].items() for a in ("--filter", f"label={k}={v}")]
-    listed = subprocess.run(
-        ["docker", "ps", "--all", "--quiet", *filters], capture_output=True, text=True, check=False
-    )
-    containers = listed.stdout.split()
+    containers = docker("ps", "--all", "--quiet", *filters)[1].split()
     folder = module.params["folder"]
     changed = bool(containers) or os.path.exists(folder)
     if not module.check_mode:
         if containers:
-            subprocess.run(["docker", "rm", "--force", *containers], capture_output=True, check=False)
+            docker("rm", "--force", *containers)
         shutil.rmtree(folder, ignore_errors=True)
     module.exit_json(changed=changed, containers=containers)
 

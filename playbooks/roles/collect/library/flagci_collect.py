@@ -33,24 +33,13 @@ author: flagci
 
 import json
 import os
-import subprocess
 import tarfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.flagci_node import docker, run, write
 
-
-def output(argv):
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return -1, str(err)
-    return done.returncode, done.stdout + done.stderr
-
-
-def write(path, text):
-    with open(f"{path}.part", "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(f"{path}.part", path)
+# Seconds the SMI snapshot and the image inspection may take.
+COMMAND_TIMEOUT_S = 120
 
 
 def main():
@@ -65,7 +54,10 @@ def main():
     )
     if module.check_mode:
         module.exit_json(changed=False, archives={})
-    smi = output(module.params["smi"])[1] if module.params["smi"] else None
+    smi = None
+    if module.params["smi"]:
+        _, out, err = run(module.params["smi"], timeout=COMMAND_TIMEOUT_S)
+        smi = out + err
     archives = {}
     for lane, image in module.params["images"].items():
         folder = os.path.join(module.params["run_dir"], lane)
@@ -74,8 +66,8 @@ def main():
             write(os.path.join(folder, "smi.txt"), smi + "\n")
         if module.params["preflight"] is not None:
             write(os.path.join(folder, "preflight.json"), json.dumps(module.params["preflight"]))
-        rc, text = output(["docker", "image", "inspect", image])
-        write(os.path.join(folder, "image-inspect.json"), (text if rc == 0 else "[]") + "\n")
+        rc, out, _ = docker("image", "inspect", image, timeout=COMMAND_TIMEOUT_S)
+        write(os.path.join(folder, "image-inspect.json"), (out if rc == 0 else "[]") + "\n")
         archive = f"{folder}.tgz"
         with tarfile.open(f"{archive}.part", "w:gz") as tar:
             tar.add(folder, arcname=".")

@@ -27,14 +27,9 @@ author: flagci
 """
 
 import json
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
-
-
-def docker(*args):
-    done = subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
-    return done.returncode, done.stdout, done.stderr
+from ansible.module_utils.flagci_node import docker
 
 
 def inspect(ref):

@@ -23,23 +23,16 @@ author: flagci
 """
 
 import os
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.flagci_node import run
 
 PROBE_TIMEOUT_S = 60
 
 
-def run(argv):
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False
-        )
-    except FileNotFoundError as err:
-        return {"rc": 127, "stdout": "", "stderr": str(err)}
-    except subprocess.TimeoutExpired:
-        return {"rc": 124, "stdout": "", "stderr": f"timed out after {PROBE_TIMEOUT_S} s"}
-    return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+def probe(argv):
+    rc, out, err = run(argv, timeout=PROBE_TIMEOUT_S)
+    return {"rc": rc, "stdout": out, "stderr": err}
 
 
 def main():
@@ -55,7 +48,7 @@ def main():
     if changed and not module.check_mode:
         os.makedirs(workdir, mode=0o755, exist_ok=True)
     results = [
-        {"item": {"key": name, "value": argv}, **run([str(a) for a in argv])}
+        {"item": {"key": name, "value": argv}, **probe([str(a) for a in argv])}
         for name, argv in module.params["probes"].items()
     ]
     module.exit_json(changed=changed, results=results)

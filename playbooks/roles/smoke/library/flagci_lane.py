@@ -23,7 +23,7 @@ options:
   folder: {description: The lane's results folder (mounted as /results)., type: path, required: true}
   container: {description: The container's name., type: str, required: true}
   image: {description: The lane image., type: str, required: true}
-  docker_args: {description: C(docker run) options (labels, mounts, devices, env)., type: list, elements: str, required: true}
+  docker_args: {description: C(docker run) options (labels, mounts, devices, env) as ci/run/container.py renders them., type: list, elements: str, required: true}
   command: {description: The smoke suite's command line in the container., type: list, elements: str, required: true}
   lane_file: {description: The lane file's content (mounted at /etc/flagci/lane.json)., type: dict, required: true}
   status: {description: Fields of status.json (lane, node, image, timeout_s)., type: dict, required: true}
@@ -35,23 +35,12 @@ author: flagci
 
 import json
 import os
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.flagci_node import docker, write
 
 # After the lane timeout's SIGTERM, the suite gets this long to end before SIGKILL.
 KILL_AFTER_S = 60
-
-
-def docker(*args):
-    return subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
-
-
-def write(path, text):
-    tmp = f"{path}.part"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def main():
@@ -82,19 +71,18 @@ def main():
             os.remove(os.path.join(folder, stale))
     write(os.path.join(folder, "lane.json"), json.dumps(p["lane_file"], indent=2))
     docker("rm", "--force", name)
-    user = []
-    if p["as_caller"]:
-        user = ["--user", f"{os.getuid()}:{os.getgid()}", "--env", "HOME=/tmp", "--tmpfs", "/tmp"]
+    # The caller's user id is known here; its home and /tmp are in the options (as_caller).
+    user = ["--user", f"{os.getuid()}:{os.getgid()}"] if p["as_caller"] else []
     model = p["model_path"]
     mount = ["--volume", f"{model}:{model}:ro"] if model and os.path.isdir(model) else []
     limit = ["timeout", f"--kill-after={KILL_AFTER_S}", str(p["timeout_s"])]
-    started = docker("run", "--detach", "--name", name, *user, *mount, *p["docker_args"],
-                     p["image"], *limit, *p["command"])  # fmt: skip
-    if started.returncode != 0:
+    rc, out, err = docker("run", "--detach", "--name", name, *user, *mount, *p["docker_args"],
+                          p["image"], *limit, *p["command"])  # fmt: skip
+    if rc != 0:
         status = {**p["status"], "exit_code": None, "timed_out": False,
-                  "wait_error": f"docker run: {started.stderr.strip()}"}  # fmt: skip
+                  "wait_error": f"docker run: {err.strip()}"}  # fmt: skip
         write(os.path.join(folder, "status.json"), json.dumps(status, indent=2))
-    module.exit_json(changed=True, container=started.stdout.strip())
+    module.exit_json(changed=True, container=out.strip())
 
 
 if __name__ == "__main__":

@@ -24,24 +24,11 @@ author: flagci
 
 import json
 import os
-import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.flagci_node import TIMED_OUT, docker, write
 
-# coreutils `timeout`'s exit status when the limit ended the command.
-TIMED_OUT = 124
 RUNNING = ("created", "running", "restarting", "paused", "removing")
-
-
-def docker(*args):
-    return subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
-
-
-def write(path, text):
-    tmp = f"{path}.part"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def main():
@@ -58,19 +45,19 @@ def main():
     if os.path.exists(status_file):
         with open(status_file, encoding="utf-8") as handle:
             module.exit_json(changed=False, finished=True, status=json.load(handle))
-    looked = docker("container", "inspect", "--format", "{{json .State}}", name)
+    rc, out, err = docker("container", "inspect", "--format", "{{json .State}}", name)
     status = {**module.params["status"], "timed_out": False, "wait_error": ""}
-    if looked.returncode != 0:
-        status.update(exit_code=None, wait_error=f"docker inspect: {looked.stderr.strip()}")
+    if rc != 0:
+        status.update(exit_code=None, wait_error=f"docker inspect: {err.strip()}")
     else:
-        state = json.loads(looked.stdout)
+        state = json.loads(out)
         if state.get("Status") in RUNNING:
             module.exit_json(changed=False, finished=False)
         code = int(state.get("ExitCode", -1))
         status.update(exit_code=code, timed_out=code == TIMED_OUT)
         if not module.check_mode:
-            logs = docker("logs", name)
-            write(os.path.join(folder, "container.log"), logs.stdout + logs.stderr)
+            _, out, err = docker("logs", name)
+            write(os.path.join(folder, "container.log"), out + err)
     if not module.check_mode:
         write(status_file, json.dumps(status, indent=2))
     module.exit_json(changed=True, finished=True, status=status)
