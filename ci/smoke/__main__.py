@@ -13,6 +13,7 @@ from typing import List, Optional
 
 import pytest
 
+from ci.smoke.contract import records
 from ci.smoke.contract.lane import load_context
 
 
@@ -38,7 +39,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     lane = load_context()
     results = args.results.resolve()
     results.mkdir(parents=True, exist_ok=True)
-    os.environ["FLAGCI_ARTIFACTS"] = str(results / "artifacts")
+    os.environ["FLAGCI_ARTIFACTS"] = str(results / records.ARTIFACTS_DIR)
     if lane.execution == "interpreter":
         os.environ["TRITON_INTERPRET"] = "1"
     # Run from the results folder: pytest must not pick up conftest files of whatever
@@ -52,7 +53,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         str(ini.parent),
         "--pyargs",
         "ci.smoke",
-        f"--junitxml={results / 'junit.xml'}",
+        f"--junitxml={results / records.JUNIT_NAME}",
         "-o",
         f"junit_suite_name={lane.lane}",
         *extra,

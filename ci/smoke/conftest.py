@@ -9,6 +9,7 @@ from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
+from ci.smoke.contract import records
 from ci.smoke.contract.lane import LaneContext, current_context, installed_versions
 
 CONTEXT = current_context()
@@ -116,7 +117,7 @@ def artifacts(
     folder.mkdir(parents=True, exist_ok=True)
     yield folder
     if any(folder.iterdir()):
-        record_property("artifacts", str(Path("artifacts") / folder.relative_to(root)))
+        record_property("artifacts", str(Path(records.ARTIFACTS_DIR) / folder.relative_to(root)))
     else:
         folder.rmdir()
 

@@ -16,7 +16,7 @@ import pytest
 
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compile.compiler import CompileJob, CompileOutcome
-from ci.smoke.contract import taxonomy
+from ci.smoke.contract import records, taxonomy
 from ci.smoke.contract.lane import LaneContext, Target, current_context
 from ci.smoke.mirrors import attention
 from ci.smoke.realkernels import jobs, launches
@@ -131,7 +131,7 @@ def test_bundle_replays_the_variant_the_test_compiled(
     job = jobs.compile_job(real, target, str(artifacts / "test"), compile_timeout_s(lane), ())
     compiled = compile_kernel(job)
     folder = bundle.write(
-        artifacts / "bundle",
+        artifacts / records.BUNDLE_NAME,
         bundle.CompileSpec(
             source=compile_failure.source_file(job),
             function=job.kernel,
@@ -147,7 +147,7 @@ def test_bundle_replays_the_variant_the_test_compiled(
     env.update(job.import_env)
     out = artifacts / "replay"
     done = subprocess.run(
-        [sys.executable, "replay.py", "--out", str(out)],
+        [sys.executable, records.REPLAY_NAME, "--out", str(out)],
         cwd=folder,
         env=env,
         capture_output=True,
