@@ -389,12 +389,12 @@ def judge(corpus: str, name: str, lane: "LaneContext", record_property: "RecordP
     import pytest
 
     from ci.smoke.checks import fail_with, numerics_device
-    from ci.smoke.contract import taxonomy
+    from ci.smoke.contract import properties, taxonomy
 
     check = next(c for c in CHECKS[corpus]("cpu") if c.name == name)
-    record_property("kernel", check.kernel)
-    record_property("scenario", check.scenario)
-    record_property("source", source(corpus))
+    record_property(properties.KERNEL, check.kernel)
+    record_property(properties.SCENARIO, check.scenario)
+    record_property(properties.SOURCE, source(corpus))
     device = numerics_device(lane)
     if corpus == "flaggems" and device == "cpu":
         pytest.skip(

@@ -118,10 +118,12 @@ def replay_compiler(spec_path: Path, timeout_s: float, out: Path | None = None) 
                 args, capture_output=True, text=True, timeout=timeout_s, check=False, env=env
             )
         except subprocess.TimeoutExpired:
-            return Attempt(changes, False, "timeout", f"compile timed out after {timeout_s} s")
+            return Attempt(
+                changes, False, taxonomy.TIMEOUT, f"compile timed out after {timeout_s} s"
+            )
         result_file = folder / "result.json"
         if not result_file.is_file():
-            return Attempt(changes, False, "crash", "the replay process left no result")
+            return Attempt(changes, False, taxonomy.CRASH, "the replay process left no result")
         result = json.loads(result_file.read_text(encoding="utf-8"))
         if result["ok"]:
             return Attempt(changes, True, "", "")
