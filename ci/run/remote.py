@@ -32,6 +32,7 @@ from ci.core.errors import ConfigError, EnvironmentSetupError, InfrastructureErr
 from ci.lanes.matrix import Lane, LaneMatrix
 from ci.nodes import inventory
 from ci.run import executors, record
+from ci.smoke.contract import records
 
 # SSH: a node that stops answering is given up on within about 30 s; a host that does not
 # accept a connection within 10 s is unreachable.
@@ -77,7 +78,10 @@ def lane_vars(
         "timeout_s": lane.timeout_s,
         "command": executors.smoke_command("python", "/results", lane, request),
         "as_caller": as_caller,
-        "context": lane.smoke_context(),
+        # The node writes this text as it is (the node's name and model folder go into the
+        # container's environment, never into the file).
+        "lane_file": lane.lane_json(),
+        "model_path": lane.model.path if lane.model else None,
     }
 
 
@@ -249,20 +253,22 @@ def unpack(archive: Path, folder: Path) -> None:
 
 def lane_problem(folder: Path) -> str:
     """ "" when the lane's suite ran to its end (tests passed or failed), else what broke."""
-    status_file = folder / "status.json"
+    status_file = folder / records.STATUS_NAME
     if not status_file.is_file():
-        return "the lane did not run (no status.json came back)"
+        return f"the lane did not run (no {records.STATUS_NAME} came back)"
     try:
         status = json.loads(status_file.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
-        return f"status.json is unreadable: {err}"
-    if status.get("timed_out"):
-        return f"the smoke suite ran past the lane timeout ({status.get('timeout_s')} s)"
-    code = status.get("exit_code")
+        return f"{records.STATUS_NAME} is unreadable: {err}"
+    if status.get(records.STATUS_TIMED_OUT):
+        limit = status.get(records.STATUS_TIMEOUT_S)
+        return f"the smoke suite ran past the lane timeout ({limit} s)"
+    code = status.get(records.STATUS_EXIT_CODE)
     if code is None:
-        return f"waiting for the lane container failed: {status.get('wait_error') or 'unknown'}"
+        why = status.get(records.STATUS_WAIT_ERROR) or "unknown"
+        return f"waiting for the lane container failed: {why}"
     problem = executors.suite_problem(int(code))
-    return f"{problem} (see container.log)" if problem else ""
+    return f"{problem} (see {records.CONTAINER_LOG_NAME})" if problem else ""
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,23 @@ other reads, each file with one writer."""
 from __future__ import annotations
 
 import ast
+import importlib.util
+import inspect
 import json
 import os
+import re
 from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
 
 import ci
+from ci.lanes.matrix import load_matrix
+from ci.nodes import inventory
+from ci.run import executors, remote
 from ci.smoke import files
-from ci.smoke.contract import properties, records, taxonomy
+from ci.smoke.contract import lane, properties, records, taxonomy
 
 
 def test_the_lane_side_atomic_write_leaves_no_temporary_file_and_the_usual_mode(
@@ -159,3 +169,107 @@ def test_property_names_and_failure_kinds_are_never_spelt_out() -> None:
     controller = [p for folder in READING for p in _modules(CI / folder)]
     spelt = [hit for path in lane_side + controller for hit in _spelt_out(path, props, kinds)]
     assert not spelt, "\n".join(spelt)
+
+
+# --------------------------------------------------------------------------------------
+# lane.json: one writer (lane.lane_text) for the controller, the image and the node
+
+
+@pytest.mark.parametrize("name", sorted(load_matrix().lanes))
+def test_lane_json_round_trips_through_the_one_writer_and_reader(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in (lane.NODE_ENV, lane.MODEL_PATH_ENV, lane.TENSOR_PARALLEL_SIZE_ENV):
+        monkeypatch.delenv(variable, raising=False)
+    matrix_lane = load_matrix().lane(name)
+    fields = matrix_lane.smoke_context("node-1")
+    text = matrix_lane.lane_json("node-1")
+    assert text == lane.lane_text(fields)
+    assert json.loads(text) == fields
+    path = tmp_path / records.LANE_FILE_NAME
+    path.write_text(text)
+    context = lane.load_context(path)
+    assert (context.lane, context.vendor, context.node) == (name, matrix_lane.vendor, "node-1")
+    assert context.model == fields["model"]
+    # What the image and the node get is the same text (the node's values go elsewhere).
+    vars_ = remote.lane_vars(
+        matrix_lane, "i:0", [], Path("/a"), executors.SuiteRequest(), as_caller=False
+    )
+    assert vars_["lane_file"] == matrix_lane.lane_json()
+
+
+def test_the_lane_file_writer_refuses_fields_the_reader_does_not_know() -> None:
+    fields = load_matrix().default.smoke_context()
+    with pytest.raises(ValueError, match=r"unknown \['nodes'\]"):
+        lane.lane_text({**fields, "nodes": []})
+    with pytest.raises(ValueError, match=r"missing \['targets'\]"):
+        lane.lane_text({k: v for k, v in fields.items() if k != "targets"})
+
+
+def test_the_nodes_own_values_come_from_the_environment_over_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_model = next(m for m in load_matrix().lanes.values() if m.model is not None)
+    path = tmp_path / records.LANE_FILE_NAME
+    path.write_text(with_model.lane_json("written"))
+    monkeypatch.setenv(lane.NODE_ENV, "bi-v150-01")
+    monkeypatch.setenv(lane.MODEL_PATH_ENV, "/models/here")
+    monkeypatch.setenv(lane.TENSOR_PARALLEL_SIZE_ENV, "4")
+    context = lane.load_context(path)
+    assert context.node == "bi-v150-01"
+    assert context.model is not None and with_model.model is not None
+    assert context.model == {
+        **with_model.model.model_dump(),
+        "path": "/models/here",
+        "tensor_parallel_size": 4,
+    }
+    monkeypatch.setenv(lane.TENSOR_PARALLEL_SIZE_ENV, "four")
+    with pytest.raises(lane.LaneFileError, match="FLAGCI_TENSOR_PARALLEL_SIZE"):
+        lane.load_context(path)
+
+
+def test_the_smoke_role_merges_nothing_into_the_lane_file() -> None:
+    role = inventory.playbooks_root() / "roles" / "smoke"
+    tasks = yaml.safe_load((role / "tasks" / "main.yml").read_text())
+    start = next(t for t in tasks if "flagci_lane" in t)
+    assert start["flagci_lane"]["lane_file"] == "{{ smoke_lane.lane_file }}"
+    variables = (role / "vars" / "main.yml").read_text()
+    for variable in (lane.NODE_ENV, lane.MODEL_PATH_ENV, lane.TENSOR_PARALLEL_SIZE_ENV):
+        assert f"'{variable}'" in variables
+
+
+# --------------------------------------------------------------------------------------
+# status.json: written by one node module, read by ci.run.remote.lane_problem
+
+
+def _node_module(role: str, name: str) -> ModuleType:
+    path = inventory.playbooks_root() / "roles" / role / "library" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_node_module_writes_the_status_json_that_remote_reads(tmp_path: Path) -> None:
+    status = _node_module("smoke", "flagci_lane_status")
+    variables = yaml.safe_load(
+        (inventory.playbooks_root() / "roles" / "smoke" / "vars" / "main.yml").read_text()
+    )
+    given_keys = re.findall(r"'(\w+)':", variables["_smoke_status"])
+    given = dict.fromkeys(given_keys, "x") | {records.STATUS_TIMEOUT_S: 600}
+    cases = [
+        (status.status_record(given, 0), ""),
+        (status.status_record(given, 1), ""),
+        (status.status_record(given, 124), "ran past the lane timeout (600 s)"),
+        (status.status_record(given, 3), "status 3 (see container.log)"),
+        (status.status_record(given, None, "docker run: no image"), "failed: docker run: no"),
+    ]
+    for record, problem in cases:
+        assert tuple(record) == records.STATUS_KEYS
+        (tmp_path / records.STATUS_NAME).write_text(json.dumps(record))
+        found = remote.lane_problem(tmp_path)
+        assert (problem in found) if problem else found == "", (record, found)
+    # The one writer: the module that starts the container only reports why it could not.
+    start = inspect.getsource(_node_module("smoke", "flagci_lane"))
+    assert "json.dumps" not in start and "start_error" in start
