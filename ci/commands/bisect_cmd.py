@@ -11,7 +11,7 @@ from ci.commands.lanes_cmd import matrix_from
 from ci.commands.run_cmd import add_executor_arguments, executor_from, record_history
 from ci.core import atomic, reporter
 from ci.core.errors import UsageError
-from ci.smoke.compile.compiler import FAILURE_NAME
+from ci.smoke.contract.records import FAILURE_NAME
 from ci.smoke.triage.compile_failure import draft_report
 from ci.triage.bisect import bisect, table
 

@@ -10,7 +10,7 @@ from ci.build import environment
 from ci.commands.lanes_cmd import matrix_from
 from ci.core import reporter
 from ci.core.errors import UsageError
-from ci.smoke.triage.compile_failure import BUNDLE_NAME
+from ci.smoke.contract.records import BUNDLE_NAME, SPEC_NAME
 from ci.triage import irdiff
 
 
@@ -33,7 +33,7 @@ def _irdiff(args: argparse.Namespace) -> int:
         raise UsageError(f"--baseline: lane '{lane.name}' names no baseline lane")
     baseline = matrix.lane(baseline_name)
     bundle = Path(args.artifacts).resolve() / BUNDLE_NAME
-    if not (bundle / "spec.json").is_file():
+    if not (bundle / SPEC_NAME).is_file():
         raise UsageError(f"--artifacts: no reproducer bundle at {bundle}")
     python = environment.prepare(matrix, baseline).python
     with tempfile.TemporaryDirectory(prefix="flagci-irdiff-") as scratch:

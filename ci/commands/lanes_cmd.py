@@ -85,9 +85,9 @@ def _show(args: argparse.Namespace) -> int:
 
 def _context(args: argparse.Namespace) -> int:
     lane = matrix_from(args).lane(args.lane)
-    text = json.dumps(lane.smoke_context(args.node), indent=2)
+    text = lane.lane_json(args.node)
     if args.output:
-        atomic.write_text(Path(args.output), text + "\n")
+        atomic.write_text(Path(args.output), text)
     else:
-        print(text)
+        print(text, end="")
     return 0

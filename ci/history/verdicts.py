@@ -220,7 +220,7 @@ class Verdict:
         if failure.signature:
             return failure.signature
         first = (failure.message or failure.details).strip().splitlines()[:1]
-        return f"{failure.failure_kind or 'unclassified'}|{first[0][:200] if first else ''}"
+        return f"{failure.failure_kind or taxonomy.UNCLASSIFIED}|{first[0][:200] if first else ''}"
 
 
 @dataclass(frozen=True)

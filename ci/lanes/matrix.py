@@ -6,7 +6,6 @@ before any environment, image or node is touched.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -27,7 +26,7 @@ from pydantic import (
 
 from ci.core import datafile
 from ci.core.errors import ConfigError, UsageError
-from ci.smoke.contract.lane import target_label
+from ci.smoke.contract.lane import lane_text, target_label
 
 SMOKE_TESTS = (
     "backends",
@@ -195,11 +194,11 @@ class Lane(_Model):
 
     def lane_json(self, node: str = "") -> str:
         """The text of ``lane.json``, the lane file of every lane environment (venv, image,
-        node), read by ``ci.smoke.contract.lane.load_context``."""
-        return json.dumps(self.smoke_context(node), indent=2, sort_keys=True) + "\n"
+        node): written by ``ci.smoke.contract.lane.lane_text``, read by its ``load_context``."""
+        return lane_text(self.smoke_context(node))
 
     def smoke_context(self, node: str = "") -> dict[str, Any]:
-        """What the smoke suite needs to know about its lane, as plain JSON data."""
+        """The lane file's fields: what the smoke suite needs to know about its lane."""
         return {
             "lane": self.name,
             "vendor": self.vendor,

@@ -32,7 +32,7 @@ from ci.history.store import MetricRow, Store
 from ci.history.verdicts import FixCheck, FixStatus, History, Kind, Verdict
 from ci.lanes.matrix import LaneMatrix, load_matrix
 from ci.results import pages
-from ci.smoke.triage.issuedraft import REPORT_NAME
+from ci.smoke.contract.records import REPORT_NAME
 from ci.triage.irdiff import HTML_NAME
 
 DEFAULT_OUT = Path("results/dashboard")

@@ -27,8 +27,7 @@ from ci.core.errors import ConfigError, NotifyError
 from ci.history.run_verdicts import RunVerdicts
 from ci.history.verdicts import Verdict
 from ci.publish import httpjson
-from ci.smoke.triage.compile_failure import BUNDLE_NAME
-from ci.smoke.triage.issuedraft import REPORT_NAME
+from ci.smoke.contract.records import BUNDLE_NAME, REPORT_NAME
 
 API_SETTING = "FLAGCI_GITHUB_API"
 REPO_SETTING = "FLAGCI_ISSUE_REPO"

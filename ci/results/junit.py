@@ -30,6 +30,7 @@ from junitparser.xunit2 import TestCase, TestSuite
 from ci.core import atomic
 from ci.results import reader
 from ci.core.errors import ReportError
+from ci.smoke.contract import properties, taxonomy
 
 MAX_JUNIT_BYTES = 64 * 1024 * 1024
 _COUNTS = ("tests", "failures", "errors", "skipped")
@@ -85,7 +86,7 @@ def _suite(source: Element, cases: list[Element], part: Part, run_dir: Path) -> 
     if source.get("timestamp"):
         suite.set("timestamp", source.get("timestamp", ""))
     props = SubElement(suite, "properties")
-    for name, value in (("lane", part.lane), ("node", part.node)):
+    for name, value in ((properties.LANE, part.lane), (properties.NODE, part.node)):
         SubElement(props, "property", name=name, value=value)
     for case in cases:
         suite.append(_case(case, part, run_dir))
@@ -101,9 +102,9 @@ def _case(source: Element, part: Part, run_dir: Path) -> Element:
         for container in source.findall("properties")
         for p in container.findall("property")
     }
-    if props.get("artifacts"):
-        props["artifacts"] = f"{part.prefix}/{props['artifacts']}"
-    props.update(lane=part.lane, node=part.node)
+    if props.get(properties.ARTIFACTS):
+        props[properties.ARTIFACTS] = f"{part.prefix}/{props[properties.ARTIFACTS]}"
+    props.update({properties.LANE: part.lane, properties.NODE: part.node})
     container = SubElement(case, "properties")
     for name, value in props.items():
         SubElement(container, "property", name=name, value=value)
@@ -112,8 +113,8 @@ def _case(source: Element, part: Part, run_dir: Path) -> Element:
         if child.tag not in ("properties", "system-out"):
             case.append(child)
     outcome = reader.outcome_of(case)[0]
-    if outcome in ("failed", "error") and props.get("artifacts"):
-        files = reader.files_under(run_dir, props["artifacts"])
+    if outcome in ("failed", "error") and props.get(properties.ARTIFACTS):
+        files = reader.files_under(run_dir, props[properties.ARTIFACTS])
         out_text += [f"[[ATTACHMENT|{path}]]" for path in files]
     if any(out_text):
         SubElement(case, "system-out").text = "\n".join(t for t in out_text if t)
@@ -154,7 +155,12 @@ def infrastructure_case(lane: str, node: str, message: str, detail: str = "") ->
     error = Error(message, "InfrastructureError")
     error.text = detail
     case.result = [error]
-    for name, value in (("lane", lane), ("node", node), ("failure_kind", "infrastructure")):
+    infrastructure = (
+        (properties.LANE, lane),
+        (properties.NODE, node),
+        (properties.FAILURE_KIND, taxonomy.INFRASTRUCTURE),
+    )
+    for name, value in infrastructure:
         case.add_property(name, value)
     suite.add_testcase(case)
     return suite

@@ -48,6 +48,7 @@ from defusedxml.common import (
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ci.core.errors import ReportError
+from ci.smoke.contract import properties
 
 MAX_JUNIT_BYTES = 256 * 1024 * 1024
 MAX_RUN_JSON_BYTES = 4 * 1024 * 1024
@@ -430,7 +431,7 @@ class _JUnitReader:
         outcome, message = case.outcome, case.message
         details = "".join(case.details)
         written = name if "::" in name or not classname else f"{classname}::{name}"
-        lane = props.get("lane") or self._suite_property("lane") or self._only_lane(written)
+        lane = props.get(properties.LANE) or self._suite_property(properties.LANE) or self._only_lane(written)
         if lane not in self.lanes:
             known = ", ".join(sorted(self.lanes))
             raise ReportError(
@@ -463,33 +464,33 @@ class _JUnitReader:
             value = number(int, props, key)
             return None if value is None else int(value)
 
-        perf_ms = number(float, props, "perf_ms")
+        perf_ms = number(float, props, properties.PERF_MS)
         if perf_ms is not None and perf_ms <= 0:
             notes.append(f"'perf_ms' is not a time: {perf_ms!r}; stored as null")
             perf_ms = None
         get = props.get
         return CaseResult(
             lane=lane,
-            node=get("node") or self._suite_property("node"),
+            node=get(properties.NODE) or self._suite_property(properties.NODE),
             test=test,
             outcome=outcome,
             message=message[:MAX_TEXT_CHARS],
             details=details[:MAX_TEXT_CHARS],
-            signature=get("signature", ""),
-            failure_kind=get("failure_kind", ""),
-            kernel=get("kernel", ""),
-            config=get("config", ""),
-            target=get("target", ""),
-            compile_seconds=number(float, props, "compile_seconds"),
-            shared_bytes=integer("shared_bytes"),
-            registers=integer("registers"),
-            spills=integer("spills"),
-            artifacts=get("artifacts", ""),
+            signature=get(properties.SIGNATURE, ""),
+            failure_kind=get(properties.FAILURE_KIND, ""),
+            kernel=get(properties.KERNEL, ""),
+            config=get(properties.CONFIG, ""),
+            target=get(properties.TARGET, ""),
+            compile_seconds=number(float, props, properties.COMPILE_SECONDS),
+            shared_bytes=integer(properties.SHARED_BYTES),
+            registers=integer(properties.REGISTERS),
+            spills=integer(properties.SPILLS),
+            artifacts=get(properties.ARTIFACTS, ""),
             duration=number(float, case.attrib, "time"),
-            gpu=get("gpu", ""),
+            gpu=get(properties.GPU, ""),
             perf_ms=perf_ms,
-            pct_of_ceiling=number(float, props, "pct_of_ceiling"),
-            ratio_to_torch=number(float, props, "ratio_to_torch"),
+            pct_of_ceiling=number(float, props, properties.PCT_OF_CEILING),
+            ratio_to_torch=number(float, props, properties.RATIO_TO_TORCH),
             notes="; ".join(notes),
             properties=props,
         )

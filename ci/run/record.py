@@ -26,6 +26,7 @@ from ci.core import atomic, reporter, tables
 from ci.core.errors import ReportError
 from ci.lanes.matrix import Lane, LaneMatrix
 from ci.results import junit, reader, report
+from ci.smoke.contract import records
 
 
 def new_run_id(kind: str, now: datetime | None = None) -> str:
@@ -49,7 +50,7 @@ class Part:
 
     @property
     def junit(self) -> Path:
-        return self.folder / "junit.xml"
+        return self.folder / records.JUNIT_NAME
 
 
 @dataclass(frozen=True)

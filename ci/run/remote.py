@@ -32,6 +32,8 @@ from ci.core.errors import ConfigError, EnvironmentSetupError, InfrastructureErr
 from ci.lanes.matrix import Lane, LaneMatrix
 from ci.nodes import inventory
 from ci.run import container, executors, record
+from ci.smoke.contract import lane as lanefile
+from ci.smoke.contract import records
 
 # SSH: a node that stops answering is given up on within about 30 s; a host that does not
 # accept a connection within 10 s is unreachable.
@@ -74,7 +76,9 @@ def lane_vars(
         "timeout_s": lane.timeout_s,
         "command": executors.smoke_command("python", container.RESULTS, lane, request),
         "as_caller": as_caller,
-        "context": lane.smoke_context(),
+        # The node writes this text as it is (the node's name and model folder go into the
+        # container's environment, never into the file).
+        "lane_file": lane.lane_json(),
     }
 
 
@@ -87,11 +91,19 @@ def node_container(
     run_id: str, node: inventory.Node, lane: Lane, *, as_caller: bool
 ) -> container.ContainerSpec:
     """The lane's container on ``node``, with the inventory's ``smoke_devices``,
-    ``smoke_env`` and ``smoke_docker_args`` of the node, and the lane file the smoke role
-    writes into the lane's folder."""
+    ``smoke_env`` and ``smoke_docker_args`` of the node, the node's model folder and
+    tensor-parallel size in the suite's environment (``smoke_model_path``,
+    ``smoke_tensor_parallel_size``: the lane file stays as the controller wrote it), and the
+    lane file the smoke role writes into the lane's folder."""
     folder = lane_folder(run_id, node, lane)
     devices, args = node.hostvars.get("smoke_devices"), node.hostvars.get("smoke_docker_args")
-    env = node.hostvars.get("smoke_env") or {}
+    env = {str(key): str(value) for key, value in (node.hostvars.get("smoke_env") or {}).items()}
+    model = model_path(node, lane)
+    if model is not None and node.hostvars.get("smoke_model_path") is not None:
+        env[lanefile.MODEL_PATH_ENV] = model
+    parallel = node.hostvars.get("smoke_tensor_parallel_size")
+    if lane.model is not None and parallel is not None:
+        env[lanefile.TENSOR_PARALLEL_SIZE_ENV] = str(parallel)
     return container.lane_container(
         lane,
         run_id=run_id,
@@ -99,10 +111,19 @@ def node_container(
         results=folder,
         as_caller=as_caller,
         lane_file=f"{folder}/lane.json",
-        env={str(key): str(value) for key, value in env.items()},
+        env=env,
         devices=None if devices is None else [str(d) for d in devices],
         docker_args=None if args is None else [str(a) for a in args],
     )
+
+
+def model_path(node: inventory.Node, lane: Lane) -> str | None:
+    """Where the lane's model is on ``node``: the inventory's ``smoke_model_path``, else the
+    lane's own (None for a lane without a model)."""
+    if lane.model is None:
+        return None
+    given = node.hostvars.get("smoke_model_path")
+    return str(given) if given is not None else lane.model.path
 
 
 def host_vars(
@@ -127,6 +148,7 @@ def host_vars(
             lane.name: node_container(run_id, node, lane, as_caller=as_caller[lane.name]).options()
             for lane in lanes
         },
+        "model_paths": {lane.name: model_path(node, lane) for lane in lanes},
         "archives": {lane.name: archive_name(node.name, lane.name) for lane in lanes},
     }
 
@@ -281,20 +303,22 @@ def unpack(archive: Path, folder: Path) -> None:
 
 def lane_problem(folder: Path) -> str:
     """ "" when the lane's suite ran to its end (tests passed or failed), else what broke."""
-    status_file = folder / "status.json"
+    status_file = folder / records.STATUS_NAME
     if not status_file.is_file():
-        return "the lane did not run (no status.json came back)"
+        return f"the lane did not run (no {records.STATUS_NAME} came back)"
     try:
         status = json.loads(status_file.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
-        return f"status.json is unreadable: {err}"
-    if status.get("timed_out"):
-        return f"the smoke suite ran past the lane timeout ({status.get('timeout_s')} s)"
-    code = status.get("exit_code")
+        return f"{records.STATUS_NAME} is unreadable: {err}"
+    if status.get(records.STATUS_TIMED_OUT):
+        limit = status.get(records.STATUS_TIMEOUT_S)
+        return f"the smoke suite ran past the lane timeout ({limit} s)"
+    code = status.get(records.STATUS_EXIT_CODE)
     if code is None:
-        return f"waiting for the lane container failed: {status.get('wait_error') or 'unknown'}"
+        why = status.get(records.STATUS_WAIT_ERROR) or "unknown"
+        return f"waiting for the lane container failed: {why}"
     problem = executors.suite_problem(int(code))
-    return f"{problem} (see container.log)" if problem else ""
+    return f"{problem} (see {records.CONTAINER_LOG_NAME})" if problem else ""
 
 
 @dataclass(frozen=True)

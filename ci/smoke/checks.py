@@ -7,13 +7,14 @@ from typing import Any, Callable, ContextManager
 
 import pytest
 
+from ci.smoke.contract import properties
 from ci.smoke.contract.lane import LaneContext
 
 RecordProperty = Callable[[str, object], None]
 
 
 def fail_with(kind: str, message: str, record_property: RecordProperty) -> None:
-    record_property("failure_kind", kind)
+    record_property(properties.FAILURE_KIND, kind)
     pytest.fail(message, pytrace=False)
 
 

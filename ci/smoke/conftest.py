@@ -9,6 +9,7 @@ from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
+from ci.smoke.contract import properties, records
 from ci.smoke.contract.lane import LaneContext, current_context, installed_versions
 
 CONTEXT = current_context()
@@ -78,7 +79,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     folder = artifacts_root() / artifact_folder_name(item.nodeid)
     signature = signature_of(message.splitlines()[0] if message else "", message, folder)
     # junitxml writes the properties of the teardown report, which copies the item's.
-    item.user_properties.append(("signature", signature.key))
+    item.user_properties.append((properties.SIGNATURE, signature.key))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -92,12 +93,12 @@ def lane() -> LaneContext:
 
 def lane_properties() -> List[Tuple[str, object]]:
     return [
-        ("lane", CONTEXT.lane),
-        ("node", CONTEXT.node),
-        ("vendor", CONTEXT.vendor),
-        ("compiler", f"{CONTEXT.compiler['package']} {CONTEXT.compiler['version']}"),
-        ("triton_version", _VERSIONS["triton"] or _VERSIONS["triton-ascend"]),
-        ("flagtree_version", _VERSIONS["flagtree"]),
+        (properties.LANE, CONTEXT.lane),
+        (properties.NODE, CONTEXT.node),
+        (properties.VENDOR, CONTEXT.vendor),
+        (properties.COMPILER, f"{CONTEXT.compiler['package']} {CONTEXT.compiler['version']}"),
+        (properties.TRITON_VERSION, _VERSIONS["triton"] or _VERSIONS["triton-ascend"]),
+        (properties.FLAGTREE_VERSION, _VERSIONS["flagtree"]),
     ]
 
 
@@ -116,7 +117,9 @@ def artifacts(
     folder.mkdir(parents=True, exist_ok=True)
     yield folder
     if any(folder.iterdir()):
-        record_property("artifacts", str(Path("artifacts") / folder.relative_to(root)))
+        record_property(
+            properties.ARTIFACTS, str(Path(records.ARTIFACTS_DIR) / folder.relative_to(root))
+        )
     else:
         folder.rmdir()
 
@@ -129,42 +132,45 @@ def compile_kernel(
 
     def run(job: CompileJob, accepted: Tuple[str, ...] = ()) -> CompileOutcome:
         """``accepted``: failure kinds that are this job's expected outcome (recorded)."""
-        record_property("backend", job.target.backend)
-        record_property("target", job.target.label)
+        record_property(properties.BACKEND, job.target.backend)
+        record_property(properties.TARGET, job.target.label)
         outcome = _WORKER.compile(job)
-        record_property("compile_seconds", f"{outcome.seconds:.3f}")
-        for name in ("shared", "registers", "spills"):
-            value = getattr(outcome, name)
+        record_property(properties.COMPILE_SECONDS, f"{outcome.seconds:.3f}")
+        for name, value in (
+            (properties.SHARED_BYTES, outcome.shared),
+            (properties.REGISTERS, outcome.registers),
+            (properties.SPILLS, outcome.spills),
+        ):
             if value is not None:
-                record_property("shared_bytes" if name == "shared" else name, value)
+                record_property(name, value)
         if outcome.shared_note:
-            record_property("shared_check", outcome.shared_note)
+            record_property(properties.SHARED_CHECK, outcome.shared_note)
         if outcome.last_stage:
-            record_property("last_stage", outcome.last_stage)
+            record_property(properties.LAST_STAGE, outcome.last_stage)
         if outcome.ttgir_sha256:
-            record_property("ttgir_sha256", outcome.ttgir_sha256)
+            record_property(properties.TTGIR_SHA256, outcome.ttgir_sha256)
         if outcome.backend_defaults:
             chosen = ",".join(f"{k}={v}" for k, v in outcome.backend_defaults.items())
-            record_property("backend_defaults", chosen)
+            record_property(properties.BACKEND_DEFAULTS, chosen)
         if outcome.ok and outcome.message:
-            record_property("compile_note", outcome.message)
+            record_property(properties.COMPILE_NOTE, outcome.message)
         if not outcome.ok and outcome.status in accepted:
-            record_property("accepted_failure", outcome.status)
-            record_property("accepted_message", outcome.message)
+            record_property(properties.ACCEPTED_FAILURE, outcome.status)
+            record_property(properties.ACCEPTED_MESSAGE, outcome.message)
         elif not outcome.ok:
-            record_property("failure_kind", outcome.status)
+            record_property(properties.FAILURE_KIND, outcome.status)
             summary = outcome.summary()
             lane = {name: str(value) for name, value in lane_properties()}
             lane["test"] = request.node.nodeid
             triaged = triage_compile_failure(job, outcome, lane)
             if triaged.named_pass:
-                record_property("named_pass", triaged.named_pass)
+                record_property(properties.NAMED_PASS, triaged.named_pass)
                 summary += (
                     f"\npass {triaged.named_pass} named by replay with IR dumps"
                     " (its input: bundle/pass-input.mlir)"
                 )
             if triaged.hint:
-                record_property("hint", triaged.hint)
+                record_property(properties.HINT, triaged.hint)
                 summary += f"\nfallback probe: {triaged.hint}"
             pytest.fail(summary, pytrace=False)
         return outcome

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from ci.smoke.compile import tritonapi
+from ci.smoke.contract import properties
 from ci.smoke.mirrors import attention, gdn
 
 WARMUP_MS = 25
@@ -80,17 +81,17 @@ class Figures:
 
     def properties(self) -> Dict[str, str]:
         return {
-            "gpu": self.ceilings.gpu,
-            "perf_ms": f"{self.ms:.6f}",
-            "perf_gbps": f"{self.gbps:.1f}",
-            "perf_tflops": f"{self.tflops:.2f}",
-            "perf_bound": self.bound,
-            "pct_of_ceiling": f"{self.pct_of_ceiling:.1f}",
-            "ceiling_gbps": f"{self.ceilings.copy_gbps:.1f}",
-            "ceiling_tflops": f"{self.ceilings.matmul_tflops:.1f}",
-            "torch_ms": f"{self.torch_ms:.6f}",
-            "torch_reference": self.torch_reference,
-            "ratio_to_torch": f"{self.ratio_to_torch:.3f}",
+            properties.GPU: self.ceilings.gpu,
+            properties.PERF_MS: f"{self.ms:.6f}",
+            properties.PERF_GBPS: f"{self.gbps:.1f}",
+            properties.PERF_TFLOPS: f"{self.tflops:.2f}",
+            properties.PERF_BOUND: self.bound,
+            properties.PCT_OF_CEILING: f"{self.pct_of_ceiling:.1f}",
+            properties.CEILING_GBPS: f"{self.ceilings.copy_gbps:.1f}",
+            properties.CEILING_TFLOPS: f"{self.ceilings.matmul_tflops:.1f}",
+            properties.TORCH_MS: f"{self.torch_ms:.6f}",
+            properties.TORCH_REFERENCE: self.torch_reference,
+            properties.RATIO_TO_TORCH: f"{self.ratio_to_torch:.3f}",
         }
 
 

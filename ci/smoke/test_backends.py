@@ -11,29 +11,30 @@ import pytest
 
 from ci.smoke.checks import RecordProperty, fail_with
 from ci.smoke.compile import tritonapi
+from ci.smoke.contract import properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, Target
 
 pytestmark = pytest.mark.group("backends")
 
 
 def _claim(target: Any, record_property: RecordProperty) -> None:
-    record_property("backend", target.backend)
+    record_property(properties.BACKEND, target.backend)
     try:
         # The function triton.compile itself calls, so the message is Triton's own.
         backend = tritonapi.make_backend(target)
     except RuntimeError as err:
-        fail_with("backend_resolution", f"RuntimeError: {err}", record_property)
-    record_property("claimed_by", type(backend).__module__)
+        fail_with(taxonomy.BACKEND_RESOLUTION, f"RuntimeError: {err}", record_property)
+    record_property(properties.CLAIMED_BY, type(backend).__module__)
 
 
 def test_installed_backends(record_property: RecordProperty) -> None:
     backends = tritonapi.installed_backends()
-    record_property("backends", ",".join(backends))
+    record_property(properties.BACKENDS, ",".join(backends))
     assert backends, "no Triton backend is installed (entry point group 'triton.backends' is empty)"
 
 
 def test_target_claimed(target: Target, record_property: RecordProperty) -> None:
-    record_property("target", target.label)
+    record_property(properties.TARGET, target.label)
     _claim(tritonapi.gpu_target(target.backend, target.arch, target.warp_size), record_property)
 
 
@@ -55,5 +56,5 @@ def inductor_target(lane: LaneContext) -> Any:
 
 def test_inductor_target(lane: LaneContext, record_property: RecordProperty) -> None:
     target = inductor_target(lane)
-    record_property("target", f"inductor:{target.backend}:{target.arch}")
+    record_property(properties.TARGET, f"inductor:{target.backend}:{target.arch}")
     _claim(target, record_property)

@@ -9,7 +9,7 @@ import pytest
 
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compile.compiler import CompileOutcome
-from ci.smoke.contract import taxonomy
+from ci.smoke.contract import properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, current_context
 from ci.smoke.realkernels import jobs, launches
 
@@ -22,12 +22,12 @@ TARGETS = {t.label: t for t in CONTEXT.targets}
 
 def test_capture(record_property: RecordProperty) -> None:
     """FlagGems imports for each vendor and its ops ran in every scenario, for every target."""
-    record_property("source", "flag-gems")
+    record_property(properties.SOURCE, "flag-gems")
     if CAPTURE_ERROR:
         fail_with(taxonomy.HARNESS_ERROR, CAPTURE_ERROR, record_property)
     assert LAUNCHES, "the capture found no launch"
-    record_property("source", LAUNCHES[0].source)
-    record_property("launches", len(LAUNCHES))
+    record_property(properties.SOURCE, LAUNCHES[0].source)
+    record_property(properties.LAUNCHES, len(LAUNCHES))
 
 
 def _id(launch: jobs.RealLaunch, index: int) -> str:
@@ -37,10 +37,10 @@ def _id(launch: jobs.RealLaunch, index: int) -> str:
 @pytest.fixture(params=LAUNCHES, ids=[_id(la, i) for i, la in enumerate(LAUNCHES)])
 def launch(request: pytest.FixtureRequest, record_property: RecordProperty) -> jobs.RealLaunch:
     real: jobs.RealLaunch = request.param
-    record_property("kernel", real.kernel or "(none launched)")
-    record_property("source", real.source)
-    record_property("scenario", real.scenario)
-    record_property("module", real.module)
+    record_property(properties.KERNEL, real.kernel or "(none launched)")
+    record_property(properties.SOURCE, real.source)
+    record_property(properties.SCENARIO, real.scenario)
+    record_property(properties.MODULE, real.module)
     return real
 
 
@@ -60,7 +60,7 @@ def test_compile(
     target = TARGETS[launch.target]
     job = jobs.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), ())
     if launch.autotune_candidate:
-        record_property("autotune_candidate", "yes")
+        record_property(properties.AUTOTUNE_CANDIDATE, "yes")
         # Triton's autotuner times a config that runs out of resources as infinitely slow
         # and launches another: such a config is no failure of the stack.
         compile_kernel(job, accepted=(taxonomy.OUT_OF_RESOURCES,))

@@ -15,6 +15,7 @@ from ci.smoke.checks import (
     numerics_device,
 )
 from ci.smoke.compile.compiler import CompileJob, CompileOutcome
+from ci.smoke.contract import properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, Target, current_context
 from ci.smoke.mirrors import gdn
 
@@ -26,8 +27,8 @@ NUMERICS_SEQ_LEN = 37
 
 @pytest.fixture(params=CONFIGS, ids=[c.id for c in CONFIGS])
 def config(request: pytest.FixtureRequest, record_property: RecordProperty) -> gdn.GdnConfig:
-    record_property("kernel", "gdn_post_conv")
-    record_property("config", request.param.id)
+    record_property(properties.KERNEL, "gdn_post_conv")
+    record_property(properties.CONFIG, request.param.id)
     config: gdn.GdnConfig = request.param
     return config
 
@@ -52,4 +53,4 @@ def test_numerics(
         gdn.launch(kernel, config, problem)
     problems = gdn.compare(config, problem, gdn.reference(config, problem))
     if problems:
-        fail_with("numeric_mismatch", "\n".join(problems), record_property)
+        fail_with(taxonomy.NUMERIC_MISMATCH, "\n".join(problems), record_property)

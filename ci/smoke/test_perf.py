@@ -15,6 +15,7 @@ import pytest
 
 from ci.smoke import perf
 from ci.smoke.checks import RecordProperty, fail_with
+from ci.smoke.contract import properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, current_context
 from ci.smoke.mirrors import attention, gdn
 from ci.smoke.realkernels import launches
@@ -58,13 +59,13 @@ def torch_times() -> TorchTimes:
 
 
 def _record(measurement: perf.Measurement, record_property: RecordProperty) -> None:
-    record_property("kernel", measurement.kernel)
-    record_property("config", measurement.config)
-    record_property("shape", measurement.shape)
+    record_property(properties.KERNEL, measurement.kernel)
+    record_property(properties.CONFIG, measurement.config)
+    record_property(properties.SHAPE, measurement.shape)
     for name, value in measurement.figures.properties().items():
         record_property(name, value)
     if measurement.problems:
-        fail_with("numeric_mismatch", "\n".join(measurement.problems), record_property)
+        fail_with(taxonomy.NUMERIC_MISMATCH, "\n".join(measurement.problems), record_property)
 
 
 @pytest.mark.parametrize(
@@ -107,7 +108,7 @@ def test_vllm_unified_attention(
     record_property: RecordProperty,
 ) -> None:
     """vLLM's ``kernel_unified_attention``: the figures vLLM users get, beside the mirror's."""
-    record_property("source", launches.source("vllm"))
+    record_property(properties.SOURCE, launches.source("vllm"))
     config = attention.AttentionConfig(scenario.head_size, 16, 32, 4, 2, "bf16")
     measured = perf.measure_attention(
         launches.vllm_attention_call,
@@ -129,7 +130,7 @@ def test_vllm_gdn_post_conv(
     record_property: RecordProperty,
 ) -> None:
     """vLLM's ``_fused_post_conv_kernel`` through ``fused_post_conv_prep``."""
-    record_property("source", launches.source("vllm"))
+    record_property(properties.SOURCE, launches.source("vllm"))
     config = next(c for c in gdn.configs_for(_LANE) if c.shape.name == "qwen3.6")
     measured = perf.measure_gdn(
         launches.vllm_gdn(config),

@@ -5,7 +5,7 @@ import pytest
 
 from ci.smoke.checks import RecordProperty, fail_with
 from ci.smoke.compile import stack, tritonapi
-from ci.smoke.contract import taxonomy
+from ci.smoke.contract import properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, installed_versions
 
 pytestmark = pytest.mark.group("backends")
@@ -14,8 +14,8 @@ pytestmark = pytest.mark.group("backends")
 def test_compiler_version(lane: LaneContext, record_property: RecordProperty) -> None:
     package, pinned = lane.compiler["package"], lane.compiler["version"]
     installed = installed_versions().get(package, "")
-    record_property("installed_compiler", f"{package} {installed}")
-    record_property("triton_reports", tritonapi.compiler_version())
+    record_property(properties.INSTALLED_COMPILER, f"{package} {installed}")
+    record_property(properties.TRITON_REPORTS, tritonapi.compiler_version())
     if installed != pinned:
         fail_with(
             taxonomy.STACK_FACTS,
@@ -26,7 +26,7 @@ def test_compiler_version(lane: LaneContext, record_property: RecordProperty) ->
 
 def test_stack_facts(lane: LaneContext, record_property: RecordProperty) -> None:
     record_property(
-        "backends", ",".join(f"{n}={m}" for n, m in tritonapi.installed_backends().items())
+        properties.BACKENDS, ",".join(f"{n}={m}" for n, m in tritonapi.installed_backends().items())
     )
     if lane.execution != "device":
         pytest.skip(f"lane {lane.lane} has no device: there is no driver to ask")
@@ -40,11 +40,13 @@ def test_stack_facts(lane: LaneContext, record_property: RecordProperty) -> None
             f"the lane's device is present but the driver cannot be asked: {driver.problem}",
             record_property,
         )
-    record_property("driver_target", f"{driver.backend}:{driver.arch}:{driver.warp_size}")
+    record_property(properties.DRIVER_TARGET, f"{driver.backend}:{driver.arch}:{driver.warp_size}")
     if driver.shared_per_block is not None:
-        record_property("driver_shared_per_block", driver.shared_per_block)
+        record_property(properties.DRIVER_SHARED_PER_BLOCK, driver.shared_per_block)
     else:
-        record_property("shared_check", "not probed: the driver reports no shared memory per block")
+        record_property(
+            properties.SHARED_CHECK, "not probed: the driver reports no shared memory per block"
+        )
     expected = lane.declared_targets[0]
     found = stack.differences(
         expected.backend, expected.arch, expected.warp_size, expected.shared_limit, driver

@@ -15,6 +15,7 @@ from ci.smoke.checks import (
     numerics_device,
 )
 from ci.smoke.compile.compiler import CompileJob, CompileOutcome
+from ci.smoke.contract import properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, Target, current_context
 from ci.smoke.mirrors import attention
 
@@ -27,8 +28,8 @@ SEGMENTED = tuple(c for c in CONFIGS if c.is_3d)
 def config(
     request: pytest.FixtureRequest, record_property: RecordProperty
 ) -> attention.AttentionConfig:
-    record_property("kernel", "unified_attention")
-    record_property("config", request.param.id)
+    record_property(properties.KERNEL, "unified_attention")
+    record_property(properties.CONFIG, request.param.id)
     config: attention.AttentionConfig = request.param
     return config
 
@@ -37,8 +38,8 @@ def config(
 def segmented_config(
     request: pytest.FixtureRequest, record_property: RecordProperty
 ) -> attention.AttentionConfig:
-    record_property("kernel", "reduce_segments")
-    record_property("config", request.param.id)
+    record_property(properties.KERNEL, "reduce_segments")
+    record_property(properties.CONFIG, request.param.id)
     config: attention.AttentionConfig = request.param
     return config
 
@@ -81,4 +82,4 @@ def test_numerics(
     if config.is_3d:
         problems += attention.compare_segments(config, problem)
     if problems:
-        fail_with("numeric_mismatch", "\n".join(problems), record_property)
+        fail_with(taxonomy.NUMERIC_MISMATCH, "\n".join(problems), record_property)

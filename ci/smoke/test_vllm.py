@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ci.smoke.checks import RecordProperty
+from ci.smoke.contract import properties
 from ci.smoke.contract.lane import LaneContext
 
 pytestmark = pytest.mark.group("vllm")
@@ -25,8 +26,8 @@ def test_generate_hello(lane: LaneContext, record_property: RecordProperty) -> N
         pytest.skip(f"model {lane.model['name']} not found at {model_path} on node {lane.node}")
     for name, value in lane.env.items():
         os.environ[name] = value
-    record_property("model", lane.model["name"])
-    record_property("tensor_parallel_size", lane.model["tensor_parallel_size"])
+    record_property(properties.MODEL, lane.model["name"])
+    record_property(properties.TENSOR_PARALLEL_SIZE, lane.model["tensor_parallel_size"])
     llm = vllm.LLM(
         model=str(model_path),
         tensor_parallel_size=lane.model["tensor_parallel_size"],
@@ -38,5 +39,5 @@ def test_generate_hello(lane: LaneContext, record_property: RecordProperty) -> N
     params = vllm.SamplingParams(max_tokens=10, temperature=0.0)
     outputs = llm.generate(["Hello"], params)
     text = outputs[0].outputs[0].text
-    record_property("generated", text)
+    record_property(properties.GENERATED, text)
     assert len(outputs[0].outputs[0].token_ids) == 10, f"expected 10 tokens, got {text!r}"

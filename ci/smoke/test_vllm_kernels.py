@@ -16,7 +16,7 @@ import pytest
 
 from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
 from ci.smoke.compile.compiler import CompileJob, CompileOutcome
-from ci.smoke.contract import taxonomy
+from ci.smoke.contract import properties, records, taxonomy
 from ci.smoke.contract.lane import LaneContext, Target, current_context
 from ci.smoke.mirrors import attention
 from ci.smoke.realkernels import jobs, launches
@@ -35,20 +35,20 @@ TARGETS = {t.label: t for t in CONTEXT.targets}
 
 def test_capture(record_property: RecordProperty) -> None:
     """vLLM imports and its launchers ran in every scenario, for every target."""
-    record_property("source", "vllm")
+    record_property(properties.SOURCE, "vllm")
     if CAPTURE_ERROR:
         fail_with(taxonomy.HARNESS_ERROR, CAPTURE_ERROR, record_property)
     assert LAUNCHES, "the capture found no launch"
-    record_property("source", LAUNCHES[0].source)
-    record_property("launches", len(LAUNCHES))
+    record_property(properties.SOURCE, LAUNCHES[0].source)
+    record_property(properties.LAUNCHES, len(LAUNCHES))
 
 
 @pytest.fixture(params=LAUNCHES, ids=[f"{la.target}-{la.id}" for la in LAUNCHES])
 def launch(request: pytest.FixtureRequest, record_property: RecordProperty) -> jobs.RealLaunch:
     real: jobs.RealLaunch = request.param
-    record_property("kernel", real.kernel or "(none launched)")
-    record_property("source", real.source)
-    record_property("scenario", real.scenario)
+    record_property(properties.KERNEL, real.kernel or "(none launched)")
+    record_property(properties.SOURCE, real.source)
+    record_property(properties.SCENARIO, real.scenario)
     return real
 
 
@@ -73,7 +73,7 @@ def test_compile(
     if keep and "ttgir" in outcome.stages:
         ttgir = (artifacts / f"{launch.kernel}.ttgir").read_text(encoding="utf-8")
         files = sorted(set(re.findall(r'loc\("[^"]*?([^"/]+\.py)"', ttgir)))
-        record_property("ttgir_files", ",".join(files))
+        record_property(properties.TTGIR_FILES, ",".join(files))
         missing = [f for f in ATTENTION_FILES if f not in files]
         assert not missing, f"the TTGIR has no location in vLLM's {missing} (it has {files})"
 
@@ -131,7 +131,7 @@ def test_bundle_replays_the_variant_the_test_compiled(
     job = jobs.compile_job(real, target, str(artifacts / "test"), compile_timeout_s(lane), ())
     compiled = compile_kernel(job)
     folder = bundle.write(
-        artifacts / "bundle",
+        artifacts / records.BUNDLE_NAME,
         bundle.CompileSpec(
             source=compile_failure.source_file(job),
             function=job.kernel,
@@ -147,7 +147,7 @@ def test_bundle_replays_the_variant_the_test_compiled(
     env.update(job.import_env)
     out = artifacts / "replay"
     done = subprocess.run(
-        [sys.executable, "replay.py", "--out", str(out)],
+        [sys.executable, records.REPLAY_NAME, "--out", str(out)],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -157,7 +157,7 @@ def test_bundle_replays_the_variant_the_test_compiled(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     replayed = json.loads((out / "result.json").read_text(encoding="utf-8"))
-    record_property("replay_ttgir_sha256", replayed["ttgir_sha256"])
+    record_property(properties.REPLAY_TTGIR_SHA256, replayed["ttgir_sha256"])
     assert replayed["ttgir_sha256"] == compiled.ttgir_sha256
 
 

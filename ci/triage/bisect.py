@@ -133,13 +133,12 @@ def lane_result(result: record.RunResult, lane: str, test: CaseId) -> LaneResult
     not the compiler's (our harness, the node's toolchain or infrastructure) is no evidence:
     it makes the lane an error, never a bad version."""
     cases = [c for c in result.results if c.lane == lane]
-    broken = [c for c in cases if c.properties.get("failure_kind") in taxonomy.NOT_THE_COMPILER]
+    broken = [c for c in cases if c.failure_kind in taxonomy.NOT_THE_COMPILER]
     named = [c for c in cases if test.names(c)]
     failed = [
         c
         for c in named
-        if c.outcome in ("failed", "error")
-        and c.properties.get("failure_kind") not in taxonomy.NOT_THE_COMPILER
+        if c.outcome in ("failed", "error") and c.failure_kind not in taxonomy.NOT_THE_COMPILER
     ]
     if failed:
         return LaneResult(lane, Outcome.FAILED, failed[0].message)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ci.core import process
 from ci.core.errors import EnvironmentSetupError
+from ci.smoke.contract.records import REPLAY_NAME, SPEC_NAME
 
 DIFF_NAME = "ir-diff.diff"
 HTML_NAME = "ir-diff.html"
@@ -106,7 +107,7 @@ def diff_with_baseline(
     """
     replay_out = work / "baseline-replay"
     process.run(
-        [baseline_python, "-I", bundle / "replay.py", bundle / "spec.json", "--out", replay_out],
+        [baseline_python, "-I", bundle / REPLAY_NAME, bundle / SPEC_NAME, "--out", replay_out],
         error=EnvironmentSetupError,
         what=f"replay of {bundle} on the baseline lane {baseline_label}",
         cwd=bundle,

@@ -18,7 +18,7 @@ import pytest
 from ci.build import environment
 from ci.cli import main
 from ci.lanes.matrix import load_matrix
-from ci.smoke.triage import issuedraft
+from ci.smoke.contract import records
 from ci.triage import irdiff
 
 pytestmark = pytest.mark.integration
@@ -59,7 +59,7 @@ def test_a_regression_shaped_failure_gets_its_ir_diff_and_report(tmp_path: Path)
     artifacts = tmp_path / "artifacts"
     _triage_on_lane(tmp_path, "cpu-triton-3.6.0", artifacts)
     bundle = artifacts / "bundle"
-    assert (bundle / issuedraft.REPORT_NAME).is_file()
+    assert (bundle / records.REPORT_NAME).is_file()
 
     found = irdiff.diff_with_baseline(
         bundle, baseline_python, tmp_path / "diff", "cpu-triton-3.6.0", "cpu-triton-3.3.1"
@@ -97,7 +97,7 @@ def test_the_commands_diff_and_redraft_the_report_with_the_bisection(
     bisect_args = ["bisect", "--family", "cpu", "--test", test_id, "--no-history"]
     bisect_args += ["--results", str(tmp_path / "results"), "--artifacts", str(artifacts)]
     assert main([*bisect_lanes, *bisect_args]) == 0
-    report = (artifacts / "bundle" / issuedraft.REPORT_NAME).read_text()
+    report = (artifacts / "bundle" / records.REPORT_NAME).read_text()
     assert "| cpu-triton-3.2.0 | passed |" in report
     assert "| cpu-triton-3.4.0 | failed |" in report
     assert "Not bisected yet" not in report

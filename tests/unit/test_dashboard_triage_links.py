@@ -7,7 +7,7 @@ from urllib.parse import unquote
 
 from ci.history.store import ingest_run
 from ci.publish.dashboard import build, failure_page
-from ci.smoke.triage.issuedraft import REPORT_NAME
+from ci.smoke.contract.records import REPORT_NAME
 from ci.triage.irdiff import HTML_NAME
 from tests.fixtures.history_runs import Case, write_run
 

@@ -1,4 +1,5 @@
-"""lane.json: written by the controller (Lane.lane_json), read by the lane side (load_context)."""
+"""lane.json: written by `ci.smoke.contract.lane.lane_text` (through Lane.lane_json), read by
+`load_context`."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ci.smoke.contract import records
 from ci.smoke.triage import passdump
 
 DUMPS = Path(__file__).resolve().parents[1] / "fixtures" / "ir_dumps"
@@ -53,7 +54,7 @@ def test_the_input_and_the_record_are_kept(tmp_path: Path) -> None:
     named = passdump.failing_pass(HOIST)
     assert named is not None
     kept = passdump.keep_input(named, tmp_path)
-    assert kept.name == passdump.INPUT_NAME
+    assert kept.name == records.PASS_INPUT_NAME
     assert "triton-opt pass-input.mlir --tritongpu-hoist-tmem-alloc" in kept.read_text()
     failure = tmp_path / "failure.json"
     failure.write_text(json.dumps({"hint": "compiles with BK=32"}))

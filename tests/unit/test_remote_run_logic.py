@@ -198,7 +198,7 @@ def test_the_cpu_lane_expects_no_smi_and_the_playbooks_get_facts_and_names_from_
         kunlun, "flagci/kunlun:0123456789abcdef", [], Path("/a.tar"), request, as_caller=False
     )
     assert lane["content_hash"] == "0123456789abcdef"
-    assert lane["context"]["lane"] == "kunlun-flagtree-0.6.1"
+    assert json.loads(lane["lane_file"])["lane"] == "kunlun-flagtree-0.6.1"
     # The one smoke command line, as the local executors write it.
     assert lane["command"] == executors.smoke_command("python", "/results", kunlun, request)
     assert lane["command"][-5:] == ["-n", "3", f"--timeout={kunlun.test_timeout_s}", "-k", "gdn"]

@@ -27,13 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO, Tuple
 
-from ci.smoke.contract import taxonomy
+from ci.smoke.contract import records, taxonomy
 from ci.smoke.contract.lane import Target
+from ci.smoke.contract.records import COMPILE_LOG_NAME, WORKER_LOG_NAME
 
-LOG_NAME = "compile.log"
-FAILURE_NAME = "failure.json"
-# The worker's own stderr around a job that it did not answer (kept in the artifacts).
-WORKER_LOG_NAME = "worker-stderr.log"
 # Protocol lines the child writes: a phase marker before triton.compile runs, then the outcome.
 PHASE_COMPILING = {"phase": "compiling"}
 # Launch options a job may leave out (as vLLM's attention launch does): the backend's
@@ -243,7 +240,7 @@ def _compile_in_child(job: CompileJob, protocol: TextIO) -> CompileOutcome:
     except Exception as exc:
         return _harness_error(f"preparing the compile: {type(exc).__name__}: {exc}")
 
-    log_path = artifacts / LOG_NAME
+    log_path = artifacts / COMPILE_LOG_NAME
     saved = os.dup(1), os.dup(2)
     protocol.write(json.dumps(PHASE_COMPILING) + "\n")
     protocol.flush()
@@ -299,7 +296,7 @@ def _failed(
         # The lane says this node's toolchain ends here: the compile did all it can.
         shutil.rmtree(cache, ignore_errors=True)
         _drop_reproducers(artifacts)
-        (artifacts / LOG_NAME).unlink(missing_ok=True)
+        (artifacts / COMPILE_LOG_NAME).unlink(missing_ok=True)
         return CompileOutcome(
             status="ok",
             message=f"stopped after {reached} as the lane expects here: "
@@ -320,7 +317,7 @@ def _failed(
         shutil.copy2(stage, ir / stage.name)
     shutil.rmtree(cache, ignore_errors=True)
     kept = sorted(p.name for p in artifacts.iterdir() if p.name.startswith("repro"))
-    kept += [f"ir/{p.name}" for p in found] + [LOG_NAME]
+    kept += [f"ir/{p.name}" for p in found] + [COMPILE_LOG_NAME]
     return CompileOutcome(
         status=kind,
         message=message,
@@ -386,7 +383,7 @@ def _succeeded(job: CompileJob, compiled: Any, log: str, seconds: float) -> Comp
         outcome.status = taxonomy.OUT_OF_RESOURCES
         outcome.message = out_of_resources_message("shared memory", facts.shared, limit)
     else:
-        (artifacts / LOG_NAME).unlink(missing_ok=True)
+        (artifacts / COMPILE_LOG_NAME).unlink(missing_ok=True)
     return outcome
 
 
@@ -508,10 +505,11 @@ class CompileWorker:
                     outcome = CompileOutcome(**answer)
         if not outcome.ok:
             outcome.files = sorted(set(outcome.files) | _existing(Path(job.artifacts)))
-            record = {"job": payload, "outcome": asdict(outcome)}
-            path = Path(job.artifacts) / FAILURE_NAME
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, json.dumps(record, indent=2, default=str))
+            records.update_failure(
+                Path(job.artifacts) / records.FAILURE_NAME,
+                {records.FAILURE_JOB: payload, records.FAILURE_OUTCOME: asdict(outcome)},
+                fresh=True,
+            )
         return outcome
 
     def _died(self, job: CompileJob, compiling: bool, stderr_offset: int) -> CompileOutcome:
@@ -553,13 +551,6 @@ class CompileWorker:
         if self._stderr is not None and kill is False:
             self._stderr.close()
             self._stderr = None
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write whole, then rename: a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def _existing(folder: Path) -> "set[str]":

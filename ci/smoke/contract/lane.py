@@ -1,7 +1,14 @@
-"""The smoke suite's view of its lane: plain JSON written by the controller.
+"""The lane file, ``lane.json``: its one writer (``lane_text``) and its one reader
+(``load_context``), and the smoke suite's view of its lane.
 
-Found at ``$FLAGCI_LANE_FILE``, else at ``<sys.prefix>/share/flagci/lane.json`` (where the
-controller puts it in every lane environment, venv or image). Standard library only.
+The controller builds the lane's fields (``ci.lanes.matrix.Lane.smoke_context``) and writes
+them with ``lane_text`` into every lane environment (venv, image; a node gets the same text
+from the controller). The suite finds the file at ``$FLAGCI_LANE_FILE``, else at
+``<sys.prefix>/share/flagci/lane.json``. What belongs to the machine, not the lane, is never
+written into the file: the node's name (``FLAGCI_NODE``) and where the model lies on it
+(``FLAGCI_MODEL_PATH``, ``FLAGCI_TENSOR_PARALLEL_SIZE``) are given in the environment
+(``python -m ci.smoke --node/--model-path/--tensor-parallel-size`` set them) and win over
+the file. Standard library only.
 """
 
 import functools
@@ -11,7 +18,15 @@ import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
+from ci.smoke.contract.records import LANE_FILE_NAME
+
+# The environment a lane's process reads (see the module's docstring).
+LANE_FILE_ENV = "FLAGCI_LANE_FILE"
+NODE_ENV = "FLAGCI_NODE"
+MODEL_PATH_ENV = "FLAGCI_MODEL_PATH"
+TENSOR_PARALLEL_SIZE_ENV = "FLAGCI_TENSOR_PARALLEL_SIZE"
 
 
 @dataclass(frozen=True)
@@ -63,10 +78,36 @@ class LaneContext:
 
 
 def lane_file() -> Path:
-    explicit = os.environ.get("FLAGCI_LANE_FILE")
+    explicit = os.environ.get(LANE_FILE_ENV)
     if explicit:
         return Path(explicit)
-    return Path(sys.prefix) / "share" / "flagci" / "lane.json"
+    return Path(sys.prefix) / "share" / "flagci" / LANE_FILE_NAME
+
+
+# The keys of a lane file: the required ones and how each is read, then the optional ones.
+_FIELDS: Tuple[Tuple[str, Any], ...] = (
+    ("lane", str),
+    ("vendor", str),
+    ("compiler", dict),
+    ("inductor_backend", str),
+    ("execution", str),
+    ("tests", tuple),
+    ("test_timeout_s", int),
+)
+REQUIRED_KEYS: Tuple[str, ...] = (*(key for key, _ in _FIELDS), "targets")
+# node: the node the file was written for ("" : none; FLAGCI_NODE wins); model: the vLLM
+# test's {name, path, tensor_parallel_size, max_model_len}, or null.
+OPTIONAL_KEYS: Tuple[str, ...] = ("node", "env", "devices", "model")
+
+
+def lane_text(fields: Mapping[str, Any]) -> str:
+    """The one writer of a lane file: ``fields`` as its JSON text (keys sorted, so that the
+    same lane gives the same bytes: the lane image's content hash holds them)."""
+    missing = [key for key in REQUIRED_KEYS if key not in fields]
+    unknown = sorted(set(fields) - set(REQUIRED_KEYS) - set(OPTIONAL_KEYS))
+    if missing or unknown:
+        raise ValueError(f"not a lane file's fields: missing {missing}, unknown {unknown}")
+    return json.dumps(dict(fields), indent=2, sort_keys=True) + "\n"
 
 
 class LaneFileError(RuntimeError):
@@ -98,28 +139,33 @@ def load_context(path: Optional[Path] = None) -> LaneContext:
         raise LaneFileError(f"{path}: key '{key}': missing or malformed ({err})") from None
     execution = fields["execution"]
     return LaneContext(
-        node=os.environ.get("FLAGCI_NODE") or raw.get("node") or socket.gethostname(),
+        node=os.environ.get(NODE_ENV) or raw.get("node") or socket.gethostname(),
         targets=stack_targets(targets, devices) if execution == "device" else targets,
         declared_targets=targets,
         env=dict(raw.get("env") or {}),
         devices=devices,
-        model=raw.get("model"),
+        model=_node_model(raw.get("model"), path),
         source=str(path),
         **fields,
     )
 
 
-# The required keys of a lane file and how each is read (the controller's
-# ci.lanes.matrix.Lane.smoke_context writes them).
-_FIELDS: Tuple[Tuple[str, Any], ...] = (
-    ("lane", str),
-    ("vendor", str),
-    ("compiler", dict),
-    ("inductor_backend", str),
-    ("execution", str),
-    ("tests", tuple),
-    ("test_timeout_s", int),
-)
+def _node_model(model: Optional[Dict[str, Any]], path: Path) -> Optional[Dict[str, Any]]:
+    """The lane's model with where this node keeps it (the environment), if it has one."""
+    if model is None:
+        return None
+    found = dict(model)
+    if os.environ.get(MODEL_PATH_ENV):
+        found["path"] = os.environ[MODEL_PATH_ENV]
+    size = os.environ.get(TENSOR_PARALLEL_SIZE_ENV)
+    if size:
+        try:
+            found["tensor_parallel_size"] = int(size)
+        except ValueError:
+            raise LaneFileError(
+                f"{path}: {TENSOR_PARALLEL_SIZE_ENV}={size!r} is not a whole number"
+            ) from None
+    return found
 
 
 @functools.lru_cache(maxsize=None)

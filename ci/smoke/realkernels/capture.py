@@ -23,6 +23,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Dict, List
 
+from ci.smoke import files
+
 CORPORA = {
     "vllm": "ci.smoke.realkernels.vllm_corpus",
     "flaggems": "ci.smoke.realkernels.flaggems_corpus",
@@ -100,9 +102,7 @@ def main(argv: List[str]) -> int:
     corpus_name, request_path, out_path = argv
     request = json.loads(Path(request_path).read_text(encoding="utf-8"))
     document = capture(corpus_name, request)
-    tmp = Path(out_path).with_name(f".{Path(out_path).name}.tmp")
-    tmp.write_text(json.dumps(document, indent=1), encoding="utf-8")
-    tmp.replace(out_path)
+    files.write_text(Path(out_path), json.dumps(document, indent=1))
     return 0
 
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
+from ci.smoke import files
 from ci.smoke.compile.compiler import CompileJob
+from ci.smoke.contract import records
 from ci.smoke.contract.lane import LaneContext, Target
 
 CAPTURE_TIMEOUT_S = 900
@@ -95,7 +97,7 @@ def capture(corpus: str, lane: LaneContext, work: Path) -> List[RealLaunch]:
         documents.append(document)
         launches.extend(_launches(document))
     work.mkdir(parents=True, exist_ok=True)
-    (work / f"capture-{corpus}.json").write_text(json.dumps(documents, indent=1), "utf-8")
+    (work / records.capture_name(corpus)).write_text(json.dumps(documents, indent=1), "utf-8")
     return launches
 
 
@@ -177,9 +179,7 @@ def _cached(entry: "Path | None") -> "Dict[str, Any] | None":
 
 
 def _store(entry: Path, document: Dict[str, Any]) -> None:
-    tmp = entry / ".capture.json.tmp"
-    tmp.write_text(json.dumps(document), encoding="utf-8")
-    tmp.replace(entry / "capture.json")
+    files.write_text(entry / "capture.json", json.dumps(document))
 
 
 def _launches(document: Dict[str, Any]) -> List[RealLaunch]:

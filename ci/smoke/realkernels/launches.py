@@ -29,6 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
+from ci.smoke import files
 from ci.smoke.mirrors import attention, gdn
 from ci.smoke.realkernels import vllm_corpus
 
@@ -388,12 +389,12 @@ def judge(corpus: str, name: str, lane: "LaneContext", record_property: "RecordP
     import pytest
 
     from ci.smoke.checks import fail_with, numerics_device
-    from ci.smoke.contract import taxonomy
+    from ci.smoke.contract import properties, taxonomy
 
     check = next(c for c in CHECKS[corpus]("cpu") if c.name == name)
-    record_property("kernel", check.kernel)
-    record_property("scenario", check.scenario)
-    record_property("source", source(corpus))
+    record_property(properties.KERNEL, check.kernel)
+    record_property(properties.SCENARIO, check.scenario)
+    record_property(properties.SOURCE, source(corpus))
     device = numerics_device(lane)
     if corpus == "flaggems" and device == "cpu":
         pytest.skip(
@@ -414,9 +415,7 @@ def judge(corpus: str, name: str, lane: "LaneContext", record_property: "RecordP
 def main(argv: List[str]) -> int:
     corpus, device, out_path = argv
     results = run_checks(corpus, device)
-    tmp = Path(out_path).with_name(f".{Path(out_path).name}.tmp")
-    tmp.write_text(json.dumps(results, indent=1), encoding="utf-8")
-    tmp.replace(out_path)
+    files.write_text(Path(out_path), json.dumps(results, indent=1))
     return 0
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ci.smoke.compile import tritonapi
+from ci.smoke.contract.records import FAILURE_TEXT_NAME, REPLAY_NAME, SPEC_NAME, STACK_NAME
 
 REPLAY = Path(__file__).with_name("replay.py")
 # The replay needs the Triton-API adapter beside it: a bundle carries no ci package.
@@ -87,12 +88,12 @@ def write(
     folder.mkdir(parents=True, exist_ok=True)
     source_name = f"kernel_{spec.source.name}"
     shutil.copyfile(spec.source, folder / source_name)
-    shutil.copyfile(REPLAY, folder / "replay.py")
+    shutil.copyfile(REPLAY, folder / REPLAY_NAME)
     shutil.copyfile(ADAPTER, folder / "tritonapi.py")
     # Key order kept: the signature lists the kernel's arguments in order.
-    _write_json(folder / "spec.json", spec.to_json(source_name))
-    _write_json(folder / "stack.json", stack())
-    (folder / "failure.txt").write_text(failure_text, encoding="utf-8")
+    _write_json(folder / SPEC_NAME, spec.to_json(source_name))
+    _write_json(folder / STACK_NAME, stack())
+    (folder / FAILURE_TEXT_NAME).write_text(failure_text, encoding="utf-8")
     copied: list[str] = []
     if artifacts is not None and artifacts.is_dir():
         for path in sorted(artifacts.rglob("*")):

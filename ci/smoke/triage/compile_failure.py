@@ -10,18 +10,21 @@ report beside the bundle. Standard library and triton only.
 """
 
 import importlib.util
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Optional
 
-from ci.smoke.compile.compiler import FAILURE_NAME, CompileJob, CompileOutcome
-from ci.smoke.contract import taxonomy
+from ci.smoke.compile.compiler import CompileJob, CompileOutcome
+from ci.smoke.contract import records, taxonomy
+from ci.smoke.contract.records import (
+    BUNDLE_NAME,
+    FAILURE_NAME,
+    PASS_REPLAY_NAME,
+    REPLAY_NAME,
+    SPEC_NAME,
+)
 from ci.smoke.triage import bundle, issuedraft, passdump, probe
 from ci.smoke.triage.signatures import signature_of
-
-BUNDLE_NAME = "bundle"
-PASS_REPLAY_NAME = "pass-replay"
 
 
 def source_file(job: CompileJob) -> Path:
@@ -66,8 +69,8 @@ def triage_compile_failure(
         before = signature_of(outcome.message, outcome.summary(), artifacts)
         if not before.detail("pass"):
             named = passdump.name_by_replay(
-                folder / "replay.py",
-                folder / "spec.json",
+                folder / REPLAY_NAME,
+                folder / SPEC_NAME,
                 artifacts / PASS_REPLAY_NAME,
                 job.timeout_s,
             )
@@ -75,7 +78,7 @@ def triage_compile_failure(
                 passdump.keep_input(named, folder)
                 passdump.record(failure_file, named)
     result = probe.probe(
-        probe.replay_compiler(folder / "spec.json", job.timeout_s, out=artifacts),
+        probe.replay_compiler(folder / SPEC_NAME, job.timeout_s, out=artifacts),
         outcome.status,
         job.constexprs,
         # Lowering num_stages starts from the backend's default where the job set none.
@@ -98,14 +101,13 @@ def draft_report(
 
     Called by triage, and by the controller after a bisection (with its result).
     """
-    failure_file = artifacts / FAILURE_NAME
-    failure = json.loads(failure_file.read_text(encoding="utf-8")) if failure_file.is_file() else {}
+    failure = records.read_failure(artifacts / FAILURE_NAME)
     signature = signature_of(message, text, artifacts)
     return issuedraft.write(
         artifacts / BUNDLE_NAME,
         signature.to_json(),
         lane=lane,
-        hint=str(failure.get("hint") or ""),
-        replay=failure.get("replay"),
+        hint=str(failure.get(records.FAILURE_HINT) or ""),
+        replay=failure.get(records.FAILURE_REPLAY),
         bisection=bisection,
     )

@@ -17,9 +17,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ci.smoke.triage.passdump import INPUT_NAME
+from ci.smoke.contract.records import (
+    FAILURE_TEXT_NAME,
+    PASS_INPUT_NAME,
+    REPORT_NAME,
+    SPEC_NAME,
+    STACK_NAME,
+)
 
-REPORT_NAME = "report.md"
 # The replay command, as the bundle's README gives it.
 REPLAY_COMMAND = "python replay.py"
 
@@ -55,8 +60,8 @@ def draft(
     ``signature`` is a ``Signature.to_json()``; ``lane`` names the lane, node and test;
     ``replay`` is what the pass-naming replay found; ``bisection`` a ``Bisection.to_json()``.
     """
-    spec = _read_json(bundle / "spec.json")
-    stack = _read_json(bundle / "stack.json")
+    spec = _read_json(bundle / SPEC_NAME)
+    stack = _read_json(bundle / STACK_NAME)
     lane = lane or {}
     details: Mapping[str, str] = signature.get("details", {})
     target = spec.get("target", {})
@@ -89,7 +94,7 @@ def draft(
     ]
     facts += [(name, str(value)) for name, value in details.items()]
     lines += [*_table(facts), ""]
-    failure = bundle / "failure.txt"
+    failure = bundle / FAILURE_TEXT_NAME
     if failure.is_file():
         lines += ["The error:", "", *_code(failure.read_text(encoding="utf-8")), ""]
 
@@ -105,13 +110,13 @@ def draft(
     lines += ["## Reproduce", "", "In the bundle, with the same stack installed:", ""]
     lines += [*_code(REPLAY_COMMAND, "sh"), ""]
     lines += ["Exit status 1 with the error above: reproduced; 0: it compiles.", ""]
-    if replay and (bundle / INPUT_NAME).is_file():
+    if replay and (bundle / PASS_INPUT_NAME).is_file():
         lines += [
             f"The diagnostics name no pass; a replay with `MLIR_ENABLE_DUMP=1` names"
             f" **{replay.get('pass')}** (the last pass dumped before the failure). Its input"
-            f" IR is `{INPUT_NAME}`; the pass alone:",
+            f" IR is `{PASS_INPUT_NAME}`; the pass alone:",
             "",
-            *_code(f"triton-opt {INPUT_NAME} --{replay.get('argument', '')}", "sh"),
+            *_code(f"triton-opt {PASS_INPUT_NAME} --{replay.get('argument', '')}", "sh"),
             "",
         ]
 

@@ -14,20 +14,18 @@ Standard library only: part of the lane package.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ci.smoke.contract import records
+from ci.smoke.contract.records import DUMP_LOG_NAME, PASS_INPUT_NAME
 from ci.smoke.triage import probe
 
 # What the replay's environment adds to make the pass manager dump.
 DUMP_ENV = {"MLIR_ENABLE_DUMP": "1"}
-INPUT_NAME = "pass-input.mlir"
-DUMP_LOG = "ir-dumps.log"
 
 _HEADER = re.compile(
     r"^// -----// IR Dump (?P<when>Before|After) (?P<pass>\S+)(?P<failed> Failed)?"
@@ -65,7 +63,7 @@ class NamedPass:
             "argument": self.argument,
             "anchor": self.anchor,
             "source": "ir dump",
-            "input": INPUT_NAME,
+            "input": PASS_INPUT_NAME,
             "dumps": self.dumps,
         }
 
@@ -109,10 +107,10 @@ def failing_pass(text: str) -> NamedPass | None:
 
 def keep_input(named: NamedPass, folder: Path) -> Path:
     """Write the failing pass's input IR into ``folder`` (the bundle's minimal reproducer)."""
-    path = folder / INPUT_NAME
+    path = folder / PASS_INPUT_NAME
     header = (
         f"// The input of {named.pass_name}, the pass that failed (named by a replay with IR"
-        f" dumps).\n// Rerun it alone: triton-opt {INPUT_NAME} --{named.argument}\n"
+        f" dumps).\n// Rerun it alone: triton-opt {PASS_INPUT_NAME} --{named.argument}\n"
     )
     path.write_text(header + named.input_ir, encoding="utf-8")
     return path
@@ -126,7 +124,7 @@ def name_by_replay(replay: Path, spec: Path, out: Path, timeout_s: float) -> Nam
     """
     out.mkdir(parents=True, exist_ok=True)
     env = probe.replay_env() | DUMP_ENV
-    log = out / DUMP_LOG
+    log = out / DUMP_LOG_NAME
     with log.open("wb") as stderr:
         try:
             done = subprocess.run(
@@ -146,10 +144,4 @@ def name_by_replay(replay: Path, spec: Path, out: Path, timeout_s: float) -> Nam
 
 def record(failure_file: Path, named: NamedPass) -> None:
     """Add the replay's finding to the test's failure.json (read by the signatures)."""
-    data: dict[str, Any] = {}
-    if failure_file.is_file():
-        data = json.loads(failure_file.read_text(encoding="utf-8"))
-    data["replay"] = named.to_json()
-    tmp = failure_file.with_name(f".{failure_file.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(failure_file)
+    records.update_failure(failure_file, {records.FAILURE_REPLAY: named.to_json()})

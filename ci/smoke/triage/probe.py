@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci.smoke.contract import taxonomy
+from ci.smoke.contract import records, taxonomy
 
 REPLAY = Path(__file__).with_name("replay.py")
 # Failure kinds a smaller config can cure; a backend that finds no target will not.
@@ -118,10 +118,12 @@ def replay_compiler(spec_path: Path, timeout_s: float, out: Path | None = None) 
                 args, capture_output=True, text=True, timeout=timeout_s, check=False, env=env
             )
         except subprocess.TimeoutExpired:
-            return Attempt(changes, False, "timeout", f"compile timed out after {timeout_s} s")
+            return Attempt(
+                changes, False, taxonomy.TIMEOUT, f"compile timed out after {timeout_s} s"
+            )
         result_file = folder / "result.json"
         if not result_file.is_file():
-            return Attempt(changes, False, "crash", "the replay process left no result")
+            return Attempt(changes, False, taxonomy.CRASH, "the replay process left no result")
         result = json.loads(result_file.read_text(encoding="utf-8"))
         if result["ok"]:
             return Attempt(changes, True, "", "")
@@ -155,12 +157,10 @@ def probe(
 
 def record(failure_file: Path, result: ProbeResult) -> None:
     """Add the hint and the attempts to a test's failure.json (written whole, then renamed)."""
-    data = json.loads(failure_file.read_text(encoding="utf-8")) if failure_file.is_file() else {}
-    data["hint"] = result.hint
-    data["probe"] = result.to_json()
-    tmp = failure_file.with_name(f".{failure_file.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(failure_file)
+    records.update_failure(
+        failure_file,
+        {records.FAILURE_HINT: result.hint, records.FAILURE_PROBE: result.to_json()},
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci.smoke.contract import taxonomy
+from ci.smoke.contract import records, taxonomy
 from ci.smoke.contract.taxonomy import KINDS, clean_log, kind_of
 
 
@@ -90,14 +90,14 @@ class Evidence:
 
     def job(self, name: str) -> str:
         # The smoke harness nests the job as "job"; a flat record is accepted too.
-        job = self.failure.get("job")
+        job = self.failure.get(records.FAILURE_JOB)
         value = job.get(name) if isinstance(job, Mapping) else self.failure.get(name)
         return value if isinstance(value, str) else ""
 
     @property
     def recorded_kind(self) -> str:
         """The kind the compile worker gave this failure, where it wrote one."""
-        outcome = self.failure.get("outcome")
+        outcome = self.failure.get(records.FAILURE_OUTCOME)
         status = outcome.get("status") if isinstance(outcome, Mapping) else None
         return status if isinstance(status, str) and status in KINDS else ""
 
@@ -115,7 +115,7 @@ def gather(message: str, text: str, artifacts: Path | None) -> Evidence:
     reproducers: list[str] = []
     pipelines: list[tuple[str, str]] = []
     if artifacts is not None and artifacts.is_dir():
-        failure_file = artifacts / "failure.json"
+        failure_file = artifacts / records.FAILURE_NAME
         if failure_file.is_file():
             try:
                 loaded = json.loads(failure_file.read_text(encoding="utf-8", errors="replace"))
@@ -124,7 +124,7 @@ def gather(message: str, text: str, artifacts: Path | None) -> Evidence:
             if not isinstance(loaded, dict):
                 raise EvidenceError(f"{failure_file}: expected a JSON object")
             failure = loaded
-        outcome = failure.get("outcome")
+        outcome = failure.get(records.FAILURE_OUTCOME)
         record = outcome if isinstance(outcome, Mapping) else failure
         parts.extend(str(record[k]) for k in ("message", "stderr") if record.get(k))
         diagnostics = record.get("diagnostics")
@@ -275,7 +275,7 @@ _BACKEND_FRAME = re.compile(r"triton[\\/]+backends[\\/]+(?P<backend>\w+)[\\/]")
 
 def backend_of(evidence: Evidence) -> str:
     """The Triton backend that compiled: the job's target, else the traceback's frames."""
-    job = evidence.failure.get("job")
+    job = evidence.failure.get(records.FAILURE_JOB)
     target = job.get("target") if isinstance(job, Mapping) else None
     if isinstance(target, Mapping) and isinstance(target.get("backend"), str):
         return str(target["backend"])
@@ -516,7 +516,7 @@ def _pass_failure(kind: str, evidence: Evidence) -> Signature:
             placeholders=figures if resource.placeholders else "",
             wrapped_message=normalise(resource.message.splitlines()[0] if resource.message else ""),
         )
-    replayed = evidence.failure.get("replay")
+    replayed = evidence.failure.get(records.FAILURE_REPLAY)
     if isinstance(replayed, Mapping) and isinstance(replayed.get("pass"), str):
         details["named_by_replay"] = replayed["pass"]
         summary += f" [pass {replayed['pass']} named by replay]"
@@ -607,7 +607,7 @@ def _resource(kind: str, evidence: Evidence) -> Signature:
             limit=limit,
             stage=stage_of(evidence),
             kernel=kernel,
-            hint=str(evidence.failure.get("hint") or ""),
+            hint=str(evidence.failure.get(records.FAILURE_HINT) or ""),
         ),
     )
 

@@ -15,8 +15,8 @@ description:
   - Lays out the lane's results folder (mode 0755) with the lane file, removes a container
     and the status of an earlier attempt, and starts the lane container detached under
     C(timeout), which ends the suite at the lane timeout (exit status 124). When the
-    container cannot start, writes status.json saying why. Never fails on the suite's
-    account.
+    container cannot start, returns why as C(start_error) (C(flagci_lane_status), the one
+    writer of status.json, records it). Never fails on the suite's account.
   - Images that run as an unprivileged user run as the connecting user instead (C(as_caller)),
     so the results folder needs no wider modes.
 options:
@@ -25,15 +25,13 @@ options:
   image: {description: The lane image., type: str, required: true}
   docker_args: {description: C(docker run) options (labels, mounts, devices, env) as ci/run/container.py renders them., type: list, elements: str, required: true}
   command: {description: The smoke suite's command line in the container., type: list, elements: str, required: true}
-  lane_file: {description: The lane file's content (mounted at /etc/flagci/lane.json)., type: dict, required: true}
-  status: {description: Fields of status.json (lane, node, image, timeout_s)., type: dict, required: true}
+  lane_file: {description: "The lane file's text, written as given (mounted at /etc/flagci/lane.json).", type: str, required: true}
   timeout_s: {description: Seconds the lane may run., type: int, required: true}
   as_caller: {description: Run the container as the connecting user., type: bool, default: false}
   model_path: {description: The vLLM test's model folder; mounted read-only when the node has it., type: path}
 author: flagci
 """
 
-import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -51,8 +49,7 @@ def main():
             "image": {"type": "str", "required": True},
             "docker_args": {"type": "list", "elements": "str", "required": True},
             "command": {"type": "list", "elements": "str", "required": True},
-            "lane_file": {"type": "dict", "required": True},
-            "status": {"type": "dict", "required": True},
+            "lane_file": {"type": "str", "required": True},
             "timeout_s": {"type": "int", "required": True},
             "as_caller": {"type": "bool", "default": False},
             "model_path": {"type": "path"},
@@ -69,7 +66,7 @@ def main():
     for stale in ("status.json", "container.log"):
         if os.path.exists(os.path.join(folder, stale)):
             os.remove(os.path.join(folder, stale))
-    write(os.path.join(folder, "lane.json"), json.dumps(p["lane_file"], indent=2))
+    write(os.path.join(folder, "lane.json"), p["lane_file"])
     docker("rm", "--force", name)
     # The caller's user id is known here; its home and /tmp are in the options (as_caller).
     user = ["--user", f"{os.getuid()}:{os.getgid()}"] if p["as_caller"] else []
@@ -78,11 +75,8 @@ def main():
     limit = ["timeout", f"--kill-after={KILL_AFTER_S}", str(p["timeout_s"])]
     rc, out, err = docker("run", "--detach", "--name", name, *user, *mount, *p["docker_args"],
                           p["image"], *limit, *p["command"])  # fmt: skip
-    if rc != 0:
-        status = {**p["status"], "exit_code": None, "timed_out": False,
-                  "wait_error": f"docker run: {err.strip()}"}  # fmt: skip
-        write(os.path.join(folder, "status.json"), json.dumps(status, indent=2))
-    module.exit_json(changed=True, container=out.strip())
+    error = f"docker run: {err.strip()}" if rc != 0 else ""
+    module.exit_json(changed=True, container=out.strip(), start_error=error)
 
 
 if __name__ == "__main__":
