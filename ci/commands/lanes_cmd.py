@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ci.commands.options import Environ
 from ci.commands.output import add_json_option, print_json
 from ci.core import atomic, reporter, tables
 from ci.lanes.matrix import LaneMatrix, load_matrix
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     context.set_defaults(handler=_context)
 
 
-def _list(args: argparse.Namespace) -> int:
+def _list(args: argparse.Namespace, environ: Environ) -> int:
     matrix = matrix_from(args)
     if args.json:
         print_json(
@@ -63,13 +64,13 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(args: argparse.Namespace) -> int:
+def _show(args: argparse.Namespace, environ: Environ) -> int:
     lane = matrix_from(args).lane(args.lane)
     print(json.dumps(lane.model_dump(), indent=2))
     return 0
 
 
-def _context(args: argparse.Namespace) -> int:
+def _context(args: argparse.Namespace, environ: Environ) -> int:
     lane = matrix_from(args).lane(args.lane)
     text = json.dumps(lane.smoke_context(args.node), indent=2)
     if args.output:

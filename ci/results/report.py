@@ -4,7 +4,7 @@ the first failures."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +39,7 @@ def counts(results: Iterable[CaseResult]) -> dict[Column, Counter[str]]:
     return table
 
 
-def summary_table(results: list[CaseResult]) -> Table:
+def summary_table(results: Sequence[CaseResult]) -> Table:
     """One row per (lane, node): how many testcases had each outcome."""
     table = counts(results)
     shown = tables.table("lane @ node", *OUTCOMES, right=OUTCOMES)
@@ -48,7 +48,7 @@ def summary_table(results: list[CaseResult]) -> Table:
     return shown
 
 
-def failure_list(results: list[CaseResult]) -> list[str]:
+def failure_list(results: Sequence[CaseResult]) -> list[str]:
     """The first failing testcases, one line each with its kind and first line of text."""
     bad = [r for r in results if r.failed]
     if not bad:
@@ -64,7 +64,7 @@ def failure_list(results: list[CaseResult]) -> list[str]:
 
 
 def write_html(
-    results: list[CaseResult], dest: Path, title: str, *, artifacts_url: str = ""
+    results: Sequence[CaseResult], dest: Path, title: str, *, artifacts_url: str = ""
 ) -> Path:
     """The run's page; each failure links to its artifact folder beside the page, or to
     ``artifacts_url`` (the CI run's artifacts) where the files are kept there."""
