@@ -7,7 +7,6 @@ import argparse
 import json
 from pathlib import Path
 
-from ci.commands.lanes_cmd import matrix_from
 from ci.commands.options import Environ, Recording, Where
 from ci.commands.run_cmd import add_executor_arguments, record_history
 from ci.core import atomic, reporter
@@ -45,14 +44,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _bisect(args: argparse.Namespace, environ: Environ) -> int:
-    where = Where.from_args(args)
+    where = Where.parse(args)
     recording = Recording.parse(args, environ)
-    matrix = matrix_from(args)
     result, run = bisect(
-        matrix,
+        where.matrix,
         args.family,
         args.test_id,
-        where.executor(matrix),
+        where.executor,
         recording.results,
         recording.made_in,
     )

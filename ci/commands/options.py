@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ci.core.errors import ConfigError, UsageError
 from ci.history import store
-from ci.lanes.matrix import LaneMatrix
+from ci.lanes.matrix import Lane, LaneMatrix, load_matrix
 from ci.nodes import inventory
 from ci.publish import issue_sync, notify
 from ci.publish.after_run import Publishing
@@ -66,25 +66,26 @@ def publishing_from(environ: Environ) -> Publishing:
 
 @dataclass(frozen=True)
 class Where:
-    """Where lanes run: local venvs (default), local images, or an inventory's nodes."""
+    """The lane matrix (``--lanes-file``) and where its lanes run: local venvs (default),
+    local images (``--image``) or an inventory's nodes (``--inventory``, ``--limit``)."""
 
-    inventory: str | None = None
-    image: bool = False
-    limit: str | None = None
+    matrix: LaneMatrix
+    executor: executors.LaneExecutor
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Where:
+    def parse(cls, args: argparse.Namespace) -> Where:
         if args.limit and not args.inventory:
             raise UsageError("--limit selects inventory hosts: it needs --inventory")
-        return cls(args.inventory, args.image, args.limit)
-
-    def executor(self, matrix: LaneMatrix) -> executors.LaneExecutor:
-        if self.inventory:
-            path = inventory.inventory_path(self.inventory)
-            return remote.NodeExecutor(matrix, path, limit=self.limit)
-        if self.image:
-            return executors.LocalImageExecutor(matrix)
-        return executors.LocalVenvExecutor(matrix)
+        nodes = inventory.inventory_path(args.inventory) if args.inventory else None
+        matrix = load_matrix(Path(args.lanes_file) if args.lanes_file else None)
+        executor: executors.LaneExecutor
+        if nodes is not None:
+            executor = remote.NodeExecutor(matrix, nodes, limit=args.limit)
+        elif args.image:
+            executor = executors.LocalImageExecutor(matrix)
+        else:
+            executor = executors.LocalVenvExecutor(matrix)
+        return cls(matrix, executor)
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,8 @@ class Recording:
 class RunOptions:
     """``flagci run``: which lanes, where, what of their suites, where results go."""
 
-    lanes: tuple[str, ...]
     where: Where
+    lanes: list[Lane]
     request: executors.SuiteRequest
     recording: Recording
     publishing: Publishing
@@ -116,9 +117,11 @@ class RunOptions:
     @classmethod
     def parse(cls, args: argparse.Namespace, environ: Environ) -> RunOptions:
         extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+        where = Where.parse(args)
+        names = [name for value in args.lanes for name in value.split(",") if name]
         return cls(
-            lanes=tuple(name for value in args.lanes for name in value.split(",") if name),
-            where=Where.from_args(args),
+            where=where,
+            lanes=where.matrix.select(names),
             request=executors.SuiteRequest(workers=args.workers, pytest_args=tuple(extra)),
             recording=Recording.parse(args, environ),
             publishing=publishing_from(environ),

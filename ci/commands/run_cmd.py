@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci.commands.lanes_cmd import matrix_from
 from ci.commands.options import HISTORY_SETTING, Environ, Recording, RunOptions
 from ci.core import reporter
 from ci.history import store
@@ -14,7 +13,6 @@ from ci.history.run_verdicts import RunOutcome
 from ci.lanes.matrix import LaneMatrix
 from ci.publish import after_run, dashboard
 from ci.publish.after_run import Publishing
-from ci.results import report
 from ci.results.reader import RunData
 from ci.run import executors
 
@@ -63,14 +61,16 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, environ: Environ) -> int:
     options = RunOptions.parse(args, environ)
-    matrix = matrix_from(args)
-    lanes = matrix.select(list(options.lanes))
-    executor = options.where.executor(matrix)
-    recording = options.recording
+    where, recording = options.where, options.recording
     run = executors.run_lanes(
-        executor, matrix, lanes, options.request, recording.results, made_in=recording.made_in
+        where.executor,
+        where.matrix,
+        options.lanes,
+        options.request,
+        recording.results,
+        made_in=recording.made_in,
     )
-    outcome = finish_run(run, matrix, recording, options.publishing)
+    outcome = finish_run(run, where.matrix, recording, options.publishing)
     if outcome.error is not None:
         raise outcome.error
     return 0
@@ -79,15 +79,8 @@ def _run(args: argparse.Namespace, environ: Environ) -> int:
 def finish_run(
     run: RunData, matrix: LaneMatrix, recording: Recording, publishing: Publishing
 ) -> RunOutcome:
-    """After a run: its tables, the history and dashboard, then its outcome (verdicts,
-    post-run steps), which the summary and the exit status render."""
-    out = reporter.current()
-    out.line("")
-    out.table(report.summary_table(run.cases))
-    failures = report.failure_list(run.cases)
-    if failures:
-        out.line("\n" + "\n".join(failures))
-    out.line(f"\nresults: {run.folder}/merged.xml, {run.folder}/index.html")
+    """After a run: the history and dashboard, then its outcome (verdicts, post-run
+    steps), which the summary and the exit status render."""
     history, board = record_history(recording, run, matrix)
     return after_run.after_run(
         run, store=history, ledger=load_ledger(), dashboard=board, publishing=publishing

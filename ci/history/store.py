@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -446,25 +447,24 @@ class Store:
         pending: dict[tuple[str, str, str], CaseResult] = {}
         flushed: set[tuple[str, str, str]] = set()
         noted = False
-        for case in cases:
-            noted = noted or bool(case.notes)
-            key = case.key
-            if key in pending:
-                pending[key] = reader.fold_duplicate(pending[key], case)
-                continue
-            if key in flushed:
-                first = self._stored_case(session, run_id, key)
-                self._delete_case(session, run_id, key)
-                flushed.discard(key)
-                pending[key] = reader.fold_duplicate(first, case)
-                continue
-            pending[key] = case
-            if len(pending) >= BATCH:
-                self._insert_batch(session, run_id, run_dir, pending.values())
-                flushed.update(pending)
-                pending.clear()
-        self._insert_batch(session, run_id, run_dir, pending.values())
-        flushed.update(pending)
+        for case in chain(cases, [None]):  # None: the end, where the last batch goes in
+            if case is not None:
+                noted = noted or bool(case.notes)
+                key = case.key
+                if key in pending:
+                    pending[key] = reader.fold_duplicate(pending[key], case)
+                elif key in flushed:
+                    first = self._stored_case(session, run_id, key)
+                    self._delete_case(session, run_id, key)
+                    flushed.discard(key)
+                    pending[key] = reader.fold_duplicate(first, case)
+                else:
+                    pending[key] = case
+                if len(pending) < BATCH:
+                    continue
+            self._insert_batch(session, run_id, run_dir, pending.values())
+            flushed.update(pending)
+            pending.clear()
         notes = (
             [
                 f"{test}: {notes}"

@@ -89,8 +89,10 @@ def observations_of(finished: reader.RunData) -> Observations:
 
 
 def run_verdicts(run: reader.RunData, store: Store | None, ledger: Ledger) -> RunVerdicts:
-    history = store.evaluate(ledger) if store else evaluate(observations_of(run), ledger)
-    return of_run(history, run.record.run_id)
+    if store is None:
+        alone = observations_of(run)
+        return of_run(evaluate(alone, ledger), run.record.run_id)
+    return of_run(store.evaluate(ledger), run.record.run_id)
 
 
 def failure_links(run_dir: Path, dashboard: Path | None, site_url: str) -> summary.Link:
@@ -135,8 +137,8 @@ def after_run(
 ) -> RunOutcome:
     """Judge the run, sync its issues, decide its outcome; then write its summary and post
     its news, both rendering that outcome, and return it."""
-    verdicts = run_verdicts(run, store, ledger)
     link = failure_links(run.folder, dashboard, publishing.site_url)
+    verdicts = run_verdicts(run, store, ledger)
     failed: list[FlagCIError] = list(publishing.unusable)
     if publishing.tracker is not None:
         failed += filter(None, [_sync_issues(publishing.tracker, verdicts, link)])

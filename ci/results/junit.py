@@ -27,7 +27,6 @@ from defusedxml import DefusedXmlException
 from junitparser import Error
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
-from ci.core import atomic
 from ci.core.errors import ReportError
 from ci.results import reader
 
@@ -66,9 +65,8 @@ def read(path: Path) -> Element:
     return root
 
 
-def merge(parts: list[Part], dest: Path) -> bytes:
-    """Merge the parts into one ``<testsuites>`` at ``dest`` (written atomically); return
-    what was written."""
+def merge(parts: list[Part], run_dir: Path) -> bytes:
+    """The parts merged into one ``<testsuites>``: the text of the run's ``merged.xml``."""
     root = Element("testsuites", name="flagci")
     for part in parts:
         document = part.document
@@ -76,11 +74,10 @@ def merge(parts: list[Part], dest: Path) -> bytes:
         for suite in suites:
             cases = suite.findall("testcase")
             if cases:
-                root.append(_suite(suite, cases, part, dest.parent))
+                root.append(_suite(suite, cases, part, run_dir))
     _count(root, root.findall("testsuite"))
     ElementTree.indent(root)
     merged: bytes = ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
-    atomic.write_bytes(dest, merged)
     return merged
 
 
@@ -151,15 +148,13 @@ def _seconds(text: str | None) -> float:
         return 0.0
 
 
-def stand_in(path: Path, lane: str, node: str, message: str) -> Element:
-    """Write ``path``, the JUnit of a (node, lane) that produced none: one infrastructure
-    error testcase; return its document."""
+def stand_in(lane: str, node: str, message: str) -> tuple[Element, bytes]:
+    """The JUnit of a (node, lane) that produced none (``infrastructure.xml``): one
+    infrastructure error testcase; its document and its text."""
     document = JUnitXml()
     document.add_testsuite(infrastructure_case(lane, node, message))
     text: bytes = document.tostring()  # type: ignore[no-untyped-call]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_bytes(path, text)
-    return ElementTree.fromstring(text)  # our own bytes, just made
+    return ElementTree.fromstring(text), text  # our own bytes, just made
 
 
 def infrastructure_case(lane: str, node: str, message: str, detail: str = "") -> TestSuite:

@@ -107,11 +107,19 @@ class Run:
         return shown
 
     def finish(self, matrix: LaneMatrix, lanes: list[Lane]) -> reader.RunData:
+        """Write the record; show the steps, the counts, the failures; return the run."""
         with self.step("merge JUnit, write report"):
-            result = _write_record(self, matrix, lanes)
-        reporter.current().line("\nsteps:")
-        reporter.current().table(self.steps_table())
-        return result
+            written = _write_record(self, matrix, lanes)
+        shown = written.report
+        out = reporter.current()
+        out.line("\nsteps:")
+        out.table(self.steps_table())
+        out.line("")
+        out.table(shown.table)
+        if shown.failures:
+            out.line("\n" + "\n".join(shown.failures))
+        out.line(f"\nresults: {self.folder}/merged.xml, {self.folder}/index.html")
+        return written.run
 
 
 def ci_run(environ: Mapping[str, str]) -> reader.CIRunRecord | None:
@@ -142,12 +150,20 @@ def lane_record(matrix: LaneMatrix, lane: Lane) -> reader.LaneRecord:
     )
 
 
-def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> reader.RunData:
+@dataclass(frozen=True)
+class _Written:
+    run: reader.RunData
+    report: report.RunReport
+
+
+def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> _Written:
     """Merge the parts' JUnit, write index.html and run.json; a part without JUnit is an
     infrastructure error testcase, and so is one whose JUnit is unreadable. Each JUnit file
     is parsed once; what was written comes back parsed, for ingest, verdicts and summary."""
+    lane_records = {lane.name: lane_record(matrix, lane) for lane in lanes}
     parts = list(run.parts.values())
     sources: list[junit.Part] = []
+    files: dict[Path, bytes] = {}  # written last, once everything is read and made
     for part in parts:
         prefix = f"lanes/{part.folder.name}"
         if not part.infrastructure_error:
@@ -157,29 +173,21 @@ def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> reader.Run
                 continue
             except ReportError as err:
                 part.infrastructure_error = str(err)
-        document = junit.stand_in(
-            part.folder / "infrastructure.xml", part.lane, part.node, part.infrastructure_error
-        )
+        document, text = junit.stand_in(part.lane, part.node, part.infrastructure_error)
+        files[part.folder / "infrastructure.xml"] = text
         sources.append(junit.Part(document, part.lane, part.node, prefix))
-    merged = junit.merge(sources, run.folder / "merged.xml")
-    names = [lane.name for lane in lanes]
-    cases = reader.parse_cases(run.folder / "merged.xml", merged, names)
+    merged = junit.merge(sources, run.folder)
+    cases = reader.parse_cases(run.folder / "merged.xml", merged, list(lane_records))
     bad = any(c.failed for c in cases)
     infra = any(p.infrastructure_error for p in parts)
     status = "error" if infra else ("failed" if bad else "passed")
-    report.write_html(
-        cases,
-        run.folder / "index.html",
-        f"flagci run {run.run_id}: {status}",
-        artifacts_url=run.made_in.artifacts_url if run.made_in else "",
-    )
     record = reader.RunRecord(
         run_id=run.run_id,
         kind=run.kind,
         # As run.json holds them, so the record handed on is the one read back.
         started=run.started.replace(microsecond=0),
         finished=datetime.now(UTC).replace(microsecond=0),
-        lanes={lane.name: lane_record(matrix, lane) for lane in lanes},
+        lanes=lane_records,
         nodes=tuple(sorted({p.node for p in parts})),
         parts=tuple(
             reader.PartRecord(
@@ -195,5 +203,17 @@ def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> reader.Run
         ci_run=run.made_in,
     )
     run_json = record.to_json().encode()
-    atomic.write_bytes(run.folder / "run.json", run_json)
-    return reader.RunData(run.folder, record, tuple(cases), reader.bytes_digest(run_json, merged))
+    shown = report.of_run(
+        cases,
+        f"flagci run {run.run_id}: {status}",
+        artifacts_url=run.made_in.artifacts_url if run.made_in else "",
+    )
+    files[run.folder / "merged.xml"] = merged
+    files[run.folder / "index.html"] = shown.page.encode()
+    files[run.folder / "run.json"] = run_json  # last: a folder with run.json is complete
+    for path, data in files.items():
+        atomic.write_bytes(path, data)
+    finished = reader.RunData(
+        run.folder, record, tuple(cases), reader.bytes_digest(run_json, merged)
+    )
+    return _Written(finished, shown)

@@ -49,7 +49,7 @@ def _merged(tmp_path: Path) -> Path:
         document = junit.read(folder / "junit.xml")
         parts.append(junit.Part(document, lane, node, f"lanes/{folder.name}"))
     dest = tmp_path / "merged.xml"
-    junit.merge(parts, dest)
+    dest.write_bytes(junit.merge(parts, tmp_path))
     return dest
 
 

@@ -17,18 +17,17 @@ from ci.run import executors, remote
 def parsed(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_executor_arguments(parser)
+    parser.set_defaults(lanes_file=None)
     return parser.parse_args(argv)
 
 
 def test_the_executor_follows_the_arguments(matrix: LaneMatrix) -> None:
-    assert isinstance(Where.from_args(parsed()).executor(matrix), executors.LocalVenvExecutor)
-    assert isinstance(
-        Where.from_args(parsed("--image")).executor(matrix), executors.LocalImageExecutor
-    )
-    nodes = Where.from_args(parsed("--inventory", "lab", "--limit", "kunlun_p800")).executor(matrix)
+    assert isinstance(Where.parse(parsed()).executor, executors.LocalVenvExecutor)
+    assert isinstance(Where.parse(parsed("--image")).executor, executors.LocalImageExecutor)
+    nodes = Where.parse(parsed("--inventory", "lab", "--limit", "kunlun_p800")).executor
     assert isinstance(nodes, remote.NodeExecutor)
     assert nodes.limit == "kunlun_p800" and nodes.inventory.name == "lab"
-    assert {e.kind for e in (Where.from_args(parsed()).executor(matrix), nodes)} == {
+    assert {e.kind for e in (Where.parse(parsed()).executor, nodes)} == {
         "local",
         "remote",
     }
@@ -38,7 +37,7 @@ def test_limit_needs_an_inventory_and_image_excludes_one(
     matrix: LaneMatrix, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(UsageError, match="--limit selects inventory hosts"):
-        Where.from_args(parsed("--limit", "g"))
+        Where.parse(parsed("--limit", "g"))
     with pytest.raises(SystemExit):
         main(["run", "--image", "--inventory", "lab"])
     assert "not allowed with argument" in capsys.readouterr().err

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from ci.cli import main
-from ci.commands import options
 from ci.history.store import Store
 from ci.lanes.matrix import Lane
 from ci.run import executors, record
@@ -61,7 +60,7 @@ def flagci_run(
     history: Path | None = None,
 ) -> tuple[int, str]:
     """``flagci run`` of ``lane``; its exit status and its summary.md."""
-    monkeypatch.setattr(options.Where, "executor", lambda self, matrix: stand_in)
+    monkeypatch.setattr(executors, "LocalVenvExecutor", lambda matrix: stand_in)
     results = tmp_path / "results"
     where = ["--history", str(history)] if history else ["--no-history"]
     code = main(["run", "--lane", lane, "--results", str(results), *where], environ or {})

@@ -135,12 +135,12 @@ def test_a_run_made_in_actions_records_it_and_links_its_files_to_the_artifact(
 
 def test_summary_table_counts_and_lists_failures(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
-    table = tables.text(report.summary_table(result.cases))
+    table = tables.text(report.of_run(result.cases, "t").table)
     header, row = table.splitlines()
     assert header.split() == ["lane", "@", "node", "passed", "failed", "error", "skipped"]
     assert row.startswith("cpu-triton-3.6.0 @ n1")
     assert row.split()[-4:] == ["1", "1", "0", "0"]
-    failures = report.failure_list(result.cases)
+    failures = report.of_run(result.cases, "t").failures
     assert failures[0] == "1 failing testcase(s):"
     assert failures[1].startswith(
         "  [backend_resolution] cpu-triton-3.6.0 test_backends::test_inductor_target: "
