@@ -11,13 +11,13 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 
 from ci.commands import COMMAND_MODULES
 from ci.core.errors import FlagCIError, TestsFailedError
 
-Handler = Callable[[argparse.Namespace], int]
+Handler = Callable[[argparse.Namespace, Mapping[str, str]], int]
 
 # 141 = 128 + SIGPIPE, what a shell reports for a program whose reader closed the pipe.
 CLOSED_PIPE_EXIT = 141
@@ -97,13 +97,15 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run the command ``argv`` names with ``environ`` (default: this process's) as its
+    settings; return its exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _set_up_logging(args.verbose, args.quiet)
     handler: Handler = args.handler
     try:
-        code = handler(args)
+        code = handler(args, os.environ if environ is None else environ)
         sys.stdout.flush()
         return code
     except FlagCIError as err:

@@ -7,8 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ci.commands.lanes_cmd import matrix_from
-from ci.commands.run_cmd import add_executor_arguments, executor_from, record_history
+from ci.commands.options import Environ, Recording, Where
+from ci.commands.run_cmd import add_executor_arguments, record_history
 from ci.core import atomic, reporter
 from ci.core.errors import UsageError
 from ci.smoke.contract.records import FAILURE_NAME
@@ -43,18 +43,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=_bisect)
 
 
-def _bisect(args: argparse.Namespace) -> int:
-    matrix = matrix_from(args)
-    executor = executor_from(args, matrix)
-    result, run = bisect(matrix, args.family, args.test_id, executor, Path(args.results))
+def _bisect(args: argparse.Namespace, environ: Environ) -> int:
+    where = Where.parse(args)
+    recording = Recording.parse(args, environ)
+    result, run = bisect(
+        where.matrix,
+        args.family,
+        args.test_id,
+        where.executor,
+        recording.results,
+        recording.made_in,
+    )
     out = reporter.current()
     out.line(f"bisect {result.family} {result.test_id}")
     out.table(table(result))
     out.line(result.verdict)
-    out.line(f"run: {run.run_dir}")
-    record_history(args, run)
+    out.line(f"run: {run.folder}")
+    record_history(recording, run)
     if args.json_out:
-        report = {**result.to_json(), "run": run.run_dir.name}
+        report = {**result.to_json(), "run": run.folder.name}
         atomic.write_text(Path(args.json_out), json.dumps(report, indent=2) + "\n")
     if args.artifacts:
         artifacts = Path(args.artifacts)

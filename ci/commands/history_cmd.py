@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ci.commands.lanes_cmd import matrix_from
+from ci.commands.options import HISTORY_SETTING, Environ, history_target
 from ci.commands.output import add_json_option, print_json
 from ci.core import reporter, tables
 from ci.core.errors import UsageError
@@ -73,16 +74,16 @@ def _db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=None,
-        help=f"history: a SQLite file or a postgresql:// URL (default: ${store.SETTING},"
+        help=f"history: a SQLite file or a postgresql:// URL (default: ${HISTORY_SETTING},"
         f" else {store.DEFAULT_DB})",
     )
 
 
-def _store(args: argparse.Namespace) -> store.Store:
-    return store.Store(args.db or store.default_target())
+def _store(args: argparse.Namespace, environ: Environ) -> store.Store:
+    return store.Store(history_target(args.db, store.DEFAULT_DB.parent, environ))
 
 
-def _ingest(args: argparse.Namespace) -> int:
+def _ingest(args: argparse.Namespace, environ: Environ) -> int:
     run_dirs: list[Path] = list(args.run_dirs)
     if args.all is not None:
         run_dirs += reader.run_folders(args.all)
@@ -91,7 +92,7 @@ def _ingest(args: argparse.Namespace) -> int:
     if not run_dirs:
         print(f"no run folders under {args.all}")
         return 0
-    for result in _store(args).ingest_many(run_dirs):
+    for result in _store(args, environ).ingest_many(run_dirs):
         state = "already stored" if result.already_present else "stored"
         lanes = ", ".join(result.lanes)
         print(f"{result.run_id}: {state}, {result.testcases} testcases, lanes {lanes}")
@@ -100,16 +101,16 @@ def _ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _backfill(args: argparse.Namespace) -> int:
-    stored, present = _store(args).backfill(reader.run_folders(args.downloads, depth=4))
+def _backfill(args: argparse.Namespace, environ: Environ) -> int:
+    stored, present = _store(args, environ).backfill(reader.run_folders(args.downloads, depth=4))
     for result in stored:
         print(f"{result.run_id}: stored, {result.testcases} testcases")
     print(f"{len(stored)} run(s) stored; {len(present)} already in the history")
     return 0
 
 
-def _runs(args: argparse.Namespace) -> int:
-    runs = _store(args).observations().runs
+def _runs(args: argparse.Namespace, environ: Environ) -> int:
+    runs = _store(args, environ).observations().runs
     if args.json:
         rows = [
             {
@@ -151,8 +152,8 @@ def _verdict_json(verdict: Verdict) -> dict[str, object]:
     }
 
 
-def _verdicts(args: argparse.Namespace) -> int:
-    state = _store(args).evaluate(load_ledger(args.ledger))
+def _verdicts(args: argparse.Namespace, environ: Environ) -> int:
+    state = _store(args, environ).evaluate(load_ledger(args.ledger))
     chosen = [
         verdict
         for _, verdict in sorted(state.verdicts.items())
@@ -185,15 +186,15 @@ def _verdicts(args: argparse.Namespace) -> int:
     return 0
 
 
-def _site(args: argparse.Namespace) -> int:
+def _site(args: argparse.Namespace, environ: Environ) -> int:
     laid = site.lay_out(args.results, args.dashboard, args.out, runs=args.runs)
     print(f"site: {laid.root}, {len(laid.runs)} run(s), {laid.bytes / 1e6:.1f} MB")
     return 0
 
 
-def _dashboard(args: argparse.Namespace) -> int:
+def _dashboard(args: argparse.Namespace, environ: Environ) -> int:
     index = dashboard.build(
-        _store(args), args.out, ledger=load_ledger(args.ledger), matrix=matrix_from(args)
+        _store(args, environ), args.out, ledger=load_ledger(args.ledger), matrix=matrix_from(args)
     )
     print(f"dashboard: {index}")
     return 0

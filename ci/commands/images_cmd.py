@@ -10,6 +10,7 @@ from ci.build import baseimage, images
 from ci.build.engine import connect
 from ci.build.environment import cache_root
 from ci.commands.lanes_cmd import matrix_from
+from ci.commands.options import Environ
 from ci.commands.output import add_json_option, print_json
 from ci.core import reporter, tables
 from ci.core.errors import UsageError
@@ -55,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     base.set_defaults(handler=_base)
 
 
-def _build(args: argparse.Namespace) -> int:
+def _build(args: argparse.Namespace, environ: Environ) -> int:
     matrix = matrix_from(args)
     lanes = matrix.select(args.lanes)
     wheels = (args.wheelhouse or cache_root() / "wheelhouse").resolve()
@@ -75,7 +76,7 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list(args: argparse.Namespace) -> int:
+def _list(args: argparse.Namespace, environ: Environ) -> int:
     matrix = matrix_from(args)
     wanted: list[str | None] = [matrix.lane(name).name for name in args.lanes] or [None]
     rows: list[dict[str, object]] = []  # --json: the size in bytes
@@ -114,7 +115,7 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _inspect(args: argparse.Namespace) -> int:
+def _inspect(args: argparse.Namespace, environ: Environ) -> int:
     matrix = matrix_from(args)
     lanes = matrix.select(args.lanes)
     if args.image and len(lanes) != 1:
@@ -154,7 +155,7 @@ def _inspect(args: argparse.Namespace) -> int:
     return 1 if drifted else 0
 
 
-def _save(args: argparse.Namespace) -> int:
+def _save(args: argparse.Namespace, environ: Environ) -> int:
     matrix = matrix_from(args)
     lanes = [matrix.lane(name) for name in args.lanes]
     with connect() as engine:
@@ -165,7 +166,7 @@ def _save(args: argparse.Namespace) -> int:
     return 0
 
 
-def _base(args: argparse.Namespace) -> int:
+def _base(args: argparse.Namespace, environ: Environ) -> int:
     with connect() as engine:
         print(baseimage.ensure(engine))
     return 0

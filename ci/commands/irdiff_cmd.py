@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ci.build import environment
 from ci.commands.lanes_cmd import matrix_from
+from ci.commands.options import Environ
 from ci.core import reporter
 from ci.core.errors import UsageError
 from ci.smoke.contract.records import BUNDLE_NAME, SPEC_NAME
@@ -25,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=_irdiff)
 
 
-def _irdiff(args: argparse.Namespace) -> int:
+def _irdiff(args: argparse.Namespace, environ: Environ) -> int:
     matrix = matrix_from(args)
     lane = matrix.lane(args.lane)
     baseline_name = args.baseline or lane.baseline

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ci.commands.options import Environ
 from ci.commands.output import add_json_option, print_json
 from ci.core import atomic, reporter, tables
 from ci.lanes.matrix import LaneMatrix, load_matrix
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     context.set_defaults(handler=_context)
 
 
-def _list(args: argparse.Namespace) -> int:
+def _list(args: argparse.Namespace, environ: Environ) -> int:
     matrix = matrix_from(args)
     lanes = (
         {lane.name: lane for lane in matrix.family(args.family)} if args.family else matrix.lanes
@@ -77,13 +78,13 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(args: argparse.Namespace) -> int:
+def _show(args: argparse.Namespace, environ: Environ) -> int:
     lane = matrix_from(args).lane(args.lane)
     print(json.dumps(lane.model_dump(), indent=2))
     return 0
 
 
-def _context(args: argparse.Namespace) -> int:
+def _context(args: argparse.Namespace, environ: Environ) -> int:
     lane = matrix_from(args).lane(args.lane)
     text = lane.lane_json(args.node)
     if args.output:

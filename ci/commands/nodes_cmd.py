@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ci.commands.lanes_cmd import matrix_from
+from ci.commands.options import Environ
 from ci.commands.output import add_json_option, print_json
 from ci.core import reporter
 from ci.core.errors import InfrastructureError
@@ -27,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.set_defaults(handler=_check)
 
 
-def _check(args: argparse.Namespace) -> int:
+def _check(args: argparse.Namespace, environ: Environ) -> int:
     matrix = matrix_from(args)
     path = inventory.inventory_path(args.inventory)
     found = inventory.load(path, args.limit)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ci.commands.lanes_cmd import matrix_from
+from ci.commands.options import HISTORY_SETTING, Environ, Recording, RunOptions
 from ci.core import reporter
-from ci.core.errors import InfrastructureError, UsageError
 from ci.history import store
 from ci.history.ledger import load_ledger
+from ci.history.run_verdicts import RunOutcome
 from ci.lanes.matrix import LaneMatrix
-from ci.nodes import inventory
 from ci.publish import after_run, dashboard
-from ci.results import report
-from ci.run import executors, record, remote
+from ci.publish.after_run import Publishing
+from ci.results.reader import RunData
+from ci.run import executors
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument(
         "--history",
         help="history the run is added to: a SQLite file or a postgresql:// URL (default:"
-        f" ${store.SETTING}, else RESULTS/history.sqlite); the dashboard is rebuilt next to"
+        f" ${HISTORY_SETTING}, else RESULTS/history.sqlite); the dashboard is rebuilt next to"
         " the SQLite file, or under RESULTS/dashboard",
     )
     run.add_argument("--no-history", action="store_true", help="do not record the run")
@@ -59,63 +59,44 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", help="with --inventory: an Ansible host pattern (group, host)")
 
 
-def executor_from(args: argparse.Namespace, matrix: LaneMatrix) -> executors.LaneExecutor:
-    if args.limit and not args.inventory:
-        raise UsageError("--limit selects inventory hosts: it needs --inventory")
-    if args.inventory:
-        return remote.NodeExecutor(
-            matrix, inventory.inventory_path(args.inventory), limit=args.limit
-        )
-    if args.image:
-        return executors.LocalImageExecutor(matrix)
-    return executors.LocalVenvExecutor(matrix)
-
-
-def lane_names(values: list[str]) -> list[str]:
-    return [name for value in values for name in value.split(",") if name]
-
-
-def _run(args: argparse.Namespace) -> int:
-    matrix = matrix_from(args)
-    lanes = matrix.select(lane_names(args.lanes))
-    extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-    executor = executor_from(args, matrix)
-    request = executors.SuiteRequest(workers=args.workers, pytest_args=tuple(extra))
-    result = executors.run_lanes(executor, matrix, lanes, request, Path(args.results))
-    return finish_run(args, result, matrix)
-
-
-def finish_run(args: argparse.Namespace, result: record.RunResult, matrix: LaneMatrix) -> int:
-    """After a run: the summary, the history and dashboard, the verdicts and exit status."""
-    out = reporter.current()
-    out.line("")
-    out.table(report.summary_table(result.results))
-    failures = report.failure_list(result.results)
-    if failures:
-        out.line("\n" + "\n".join(failures))
-    out.line(f"\nresults: {result.run_dir}/merged.xml, {result.run_dir}/index.html")
-    history, board = record_history(args, result, matrix)
-    # Verdicts, summary.md and the exit code: known failures are expected (ci/publish/after_run.py).
-    verdict_error = after_run.after_run(
-        result.run_dir, store=history, ledger=load_ledger(), dashboard=board
+def _run(args: argparse.Namespace, environ: Environ) -> int:
+    options = RunOptions.parse(args, environ)
+    where, recording = options.where, options.recording
+    run = executors.run_lanes(
+        where.executor,
+        where.matrix,
+        options.lanes,
+        options.request,
+        recording.results,
+        made_in=recording.made_in,
     )
-    if result.status == "error":
-        raise InfrastructureError(f"run {result.run_dir.name}: some lanes could not run")
-    if verdict_error is not None:
-        raise verdict_error
+    outcome = finish_run(run, where.matrix, recording, options.publishing)
+    if outcome.error is not None:
+        raise outcome.error
     return 0
 
 
+def finish_run(
+    run: RunData, matrix: LaneMatrix, recording: Recording, publishing: Publishing
+) -> RunOutcome:
+    """After a run: the history and dashboard, then its outcome (verdicts, post-run
+    steps), which the summary and the exit status render."""
+    history, board = record_history(recording, run, matrix)
+    return after_run.after_run(
+        run, store=history, ledger=load_ledger(), dashboard=board, publishing=publishing
+    )
+
+
 def record_history(
-    args: argparse.Namespace, result: record.RunResult, matrix: LaneMatrix | None = None
+    recording: Recording, run: RunData, matrix: LaneMatrix | None = None
 ) -> tuple[store.Store | None, Path | None]:
     """Add the run to the history (unless ``--no-history``) and rebuild the dashboard; return
     the store and the dashboard folder (None, None without history)."""
-    if args.no_history:
+    if recording.history is None:
         return None, None
-    history = store.Store(args.history or store.default_target(Path(args.results)))
-    history.ingest(result.run_dir)
-    board = (history.folder or Path(args.results)) / "dashboard"
+    history = store.Store(recording.history)
+    history.add(run)
+    board = (history.folder or recording.results) / "dashboard"
     page = dashboard.build(history, board, matrix=matrix)
     reporter.current().line(f"history: {history.name}; dashboard: {page}")
     return history, board

@@ -1,8 +1,9 @@
 """What one run's verdicts mean: known failures are expected, the rest is news.
 
-``of_run`` picks the verdicts of the lanes a run ran from the whole history; ``exit_error``
-turns them into the error ``flagci run`` ends with (none when every failure is known); the
-summary (``ci.publish.summary``), the webhook and the issue sync read the same groups.
+``of_run`` picks the verdicts of the lanes a run ran from the whole history. ``RunOutcome``
+is how the run ends, decided once from its parts (could every lane run?), its verdicts and
+its post-run steps: the summary (``ci.publish.summary``), the job summary, the webhook and
+``flagci run``'s exit status all render that one value.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 
 from ci.core.errors import (
     FixNotVerifiedError,
+    FlagCIError,
+    InfrastructureError,
     LaneProblemError,
     NewFailureError,
     RegressionError,
@@ -92,8 +95,8 @@ def of_run(history: History, run_id: str) -> RunVerdicts:
     return RunVerdicts(run_id, verdicts, checks)
 
 
-def exit_error(run: RunVerdicts) -> TestsFailedError | None:
-    """The error the run ends with: the most urgent kind of news, or None if all is known."""
+def _verdict_error(run: RunVerdicts) -> TestsFailedError | None:
+    """The most urgent kind of news among the verdicts, or None if all is known."""
     if run.regressions:
         return RegressionError(
             f"run {run.run_id}: {len(run.regressions)} FlagTree regression(s)"
@@ -116,3 +119,45 @@ def exit_error(run: RunVerdicts) -> TestsFailedError | None:
             " node's toolchain, not of a compiler"
         )
     return None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ends: what could not run, its verdicts, the post-run steps that failed.
+
+    ``error`` is the one error the run ends with (None: exit 0): a lane that could not run
+    outranks every verdict (the run is incomplete), a verdict outranks a failed post-run
+    step (the news is the run's, the post only carries it).
+    """
+
+    verdicts: RunVerdicts
+    could_not_run: tuple[str, ...] = ()  # "node/lane: why", one per part that could not run
+    post_failures: tuple[FlagCIError, ...] = ()
+
+    @property
+    def run_id(self) -> str:
+        return self.verdicts.run_id
+
+    @property
+    def errors(self) -> tuple[FlagCIError, ...]:
+        """Every error of the run, the one it ends with first."""
+        found: list[FlagCIError] = []
+        if self.could_not_run:
+            found.append(
+                InfrastructureError(
+                    f"run {self.run_id}: {len(self.could_not_run)} part(s) could not run"
+                )
+            )
+        verdict = _verdict_error(self.verdicts)
+        if verdict is not None:
+            found.append(verdict)
+        return (*found, *self.post_failures)
+
+    @property
+    def error(self) -> FlagCIError | None:
+        errors = self.errors
+        return errors[0] if errors else None
+
+    @property
+    def exit_code(self) -> int:
+        return self.error.exit_code if self.error else 0

@@ -15,13 +15,13 @@ other contents under a run id already stored is refused.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,6 @@ from ci.results import reader
 from ci.results.reader import CaseResult, RunRecord
 
 DEFAULT_DB = Path("results/history.sqlite")
-SETTING = "FLAGCI_HISTORY_DB"  # the history to use when no --db is given
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 120.0
 BATCH = 2000
@@ -220,11 +219,6 @@ def is_url(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
 
-def default_target(results: Path = DEFAULT_DB.parent) -> str:
-    """The history to use: $FLAGCI_HISTORY_DB, else ``history.sqlite`` under ``results``."""
-    return os.environ.get(SETTING) or str(results / DEFAULT_DB.name)
-
-
 class Store:
     """The history at ``target``: a SQLite file path or a ``postgresql://`` URL."""
 
@@ -366,10 +360,27 @@ class Store:
                 missing.setdefault(record.run_id, run_dir)
         return (self.ingest_many(missing.values()) if missing else []), sorted(set(present))
 
+    def add(self, run: reader.RunData) -> IngestResult:
+        """Store a run just finished (``ci.run.record.Run.finish``): its record and
+        testcases as the run read them; a run already stored with equal contents is a no-op."""
+        with self.session() as session:
+            return self._store(session, run.folder, run.record, run.digest, run.cases)
+
     def _ingest(self, session: _Session, run_dir: Path, max_junit_bytes: int) -> IngestResult:
         record, run_bytes = reader.read_record(run_dir)
         merged = run_dir / "merged.xml"
         digest = reader.digest(run_bytes, merged, max_bytes=max_junit_bytes)
+        cases = reader.iter_cases(merged, tuple(record.lanes), max_bytes=max_junit_bytes)
+        return self._store(session, run_dir, record, digest, cases)
+
+    def _store(
+        self,
+        session: _Session,
+        run_dir: Path,
+        record: RunRecord,
+        digest: str,
+        cases: Iterable[CaseResult],
+    ) -> IngestResult:
         lanes = tuple(record.lanes)
         try:
             with session.write():
@@ -387,12 +398,7 @@ class Store:
                     )[0][0]
                     return IngestResult(record.run_id, int(count), lanes, True)
                 self._insert_run(session, record, run_dir, digest)
-                count, notes = self._insert_cases(
-                    session,
-                    record.run_id,
-                    run_dir,
-                    reader.iter_cases(merged, lanes, max_bytes=max_junit_bytes),
-                )
+                count, notes = self._insert_cases(session, record.run_id, run_dir, cases)
         except self.dialect.errors as err:
             raise HistoryError(
                 f"{self.name}: storing run '{record.run_id}' failed: {err}"
@@ -441,25 +447,24 @@ class Store:
         pending: dict[tuple[str, str, str], CaseResult] = {}
         flushed: set[tuple[str, str, str]] = set()
         noted = False
-        for case in cases:
-            noted = noted or bool(case.notes)
-            key = case.key
-            if key in pending:
-                pending[key] = reader.fold_duplicate(pending[key], case)
-                continue
-            if key in flushed:
-                first = self._stored_case(session, run_id, key)
-                self._delete_case(session, run_id, key)
-                flushed.discard(key)
-                pending[key] = reader.fold_duplicate(first, case)
-                continue
-            pending[key] = case
-            if len(pending) >= BATCH:
-                self._insert_batch(session, run_id, run_dir, pending.values())
-                flushed.update(pending)
-                pending.clear()
-        self._insert_batch(session, run_id, run_dir, pending.values())
-        flushed.update(pending)
+        for case in chain(cases, [None]):  # None: the end, where the last batch goes in
+            if case is not None:
+                noted = noted or bool(case.notes)
+                key = case.key
+                if key in pending:
+                    pending[key] = reader.fold_duplicate(pending[key], case)
+                elif key in flushed:
+                    first = self._stored_case(session, run_id, key)
+                    self._delete_case(session, run_id, key)
+                    flushed.discard(key)
+                    pending[key] = reader.fold_duplicate(first, case)
+                else:
+                    pending[key] = case
+                if len(pending) < BATCH:
+                    continue
+            self._insert_batch(session, run_id, run_dir, pending.values())
+            flushed.update(pending)
+            pending.clear()
         notes = (
             [
                 f"{test}: {notes}"

@@ -1,19 +1,22 @@
-"""After a run: its verdicts, its Markdown summary, its news, and the error it ends with.
+"""After a run: its verdicts, its post-run steps, its outcome, its summary and its news.
 
-``flagci run`` calls ``after_run`` once the run folder is finished (and, with a history,
-ingested and the dashboard rebuilt). With a history the verdicts see every earlier run;
-without one, the run alone (nothing can be new or fixed then, but known is known).
+``flagci run`` calls ``after_run`` with the finished run (``ci.run.record.Run.finish``'s
+``RunData``: nothing is read back from the folder), once it is stored in the history. With a
+history the verdicts see every earlier run; without one, the run alone (nothing can be new
+or fixed then, but known is known). The outcome (``RunOutcome``) is decided once, before
+anything is written; the summary, the job summary, the webhook and the exit status render it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ci.core.errors import ConfigError, FlagCIError, NotifyError
 from ci.history.ledger import Ledger
-from ci.history.run_verdicts import RunVerdicts, exit_error, of_run
+from ci.history.run_verdicts import RunOutcome, RunVerdicts, of_run
 from ci.history.store import Store
 from ci.history.verdicts import (
     FailureRecord,
@@ -30,13 +33,21 @@ from ci.results import reader
 
 log = logging.getLogger(__name__)
 
-SITE_URL = "FLAGCI_SITE_URL"  # where the dashboard is published; links point there when set
+
+@dataclass(frozen=True)
+class Publishing:
+    """Where a run's news goes: plain values, from the settings the command layer read."""
+
+    site_url: str = ""  # where the dashboard is published; failure links point there
+    step_summary: Path | None = None  # GitHub Actions' job summary, appended to
+    webhook: notify.Webhook | None = None
+    tracker: issue_sync.Tracker | None = None
+    unusable: tuple[ConfigError, ...] = ()  # settings that name no usable webhook or tracker
 
 
-def observations_of(run_dir: Path) -> Observations:
-    """One run folder as the only run of a history."""
-    record, _ = reader.read_record(run_dir)
-    cases = reader.read_cases(run_dir / "merged.xml", record.lanes)
+def observations_of(finished: reader.RunData) -> Observations:
+    """One run as the only run of a history."""
+    record, cases, run_dir = finished.record, finished.cases, finished.folder
     run = RunInfo(
         record.run_id, record.started, run_dir, record.kind, record.status, record.artifacts_url
     )
@@ -77,15 +88,16 @@ def observations_of(run_dir: Path) -> Observations:
     return Observations((run,), lane_runs, results, perf, failures)
 
 
-def run_verdicts(run_dir: Path, store: Store | None, ledger: Ledger) -> RunVerdicts:
-    record, _ = reader.read_record(run_dir)
-    history = store.evaluate(ledger) if store else evaluate(observations_of(run_dir), ledger)
-    return of_run(history, record.run_id)
+def run_verdicts(run: reader.RunData, store: Store | None, ledger: Ledger) -> RunVerdicts:
+    if store is None:
+        alone = observations_of(run)
+        return of_run(evaluate(alone, ledger), run.record.run_id)
+    return of_run(store.evaluate(ledger), run.record.run_id)
 
 
-def failure_links(run_dir: Path, dashboard: Path | None) -> summary.Link:
-    """Failure page addresses: under $FLAGCI_SITE_URL, else relative to the run folder."""
-    site = os.environ.get(SITE_URL, "").rstrip("/")
+def failure_links(run_dir: Path, dashboard: Path | None, site_url: str) -> summary.Link:
+    """Failure page addresses: under the published site, else relative to the run folder."""
+    site = site_url.rstrip("/")
 
     def link(verdict: Verdict) -> str:
         page = failure_page(verdict.lane, verdict.test)
@@ -98,33 +110,52 @@ def failure_links(run_dir: Path, dashboard: Path | None) -> summary.Link:
     return link
 
 
-def after_run(
-    run_dir: Path, *, store: Store | None, ledger: Ledger, dashboard: Path | None
-) -> FlagCIError | None:
-    """Write the run's summary, post its news, sync its issues; return the error the run
-    ends with (None: every failure known). The verdict's error outranks a failed post."""
-    verdicts = run_verdicts(run_dir, store, ledger)
-    link = failure_links(run_dir, dashboard)
-    summary.write(run_dir, summary.render(verdicts, link))
-    log.info("summary: %s", run_dir / summary.FILE_NAME)
-    error = exit_error(verdicts)
+def _sync_issues(
+    tracker: issue_sync.Tracker, verdicts: RunVerdicts, link: summary.Link
+) -> NotifyError | None:
     try:
-        hook = notify.webhook_from()
-        if hook is not None and notify.send(hook, verdicts, link):
-            log.info("posted the run's news to the %s webhook", hook.format)
-        tracker = issue_sync.tracker_from()
-        if tracker is not None:
-            synced = issue_sync.sync(tracker, verdicts, link)
-            log.info(
-                "issues of %s: opened %s, commented %s, closed %s",
-                tracker.repo,
-                synced.opened,
-                synced.commented,
-                synced.closed,
-            )
-    except (NotifyError, ConfigError) as err:
-        if error is not None:
-            log.error("%s", err)
-            return error
+        synced = issue_sync.sync(tracker, verdicts, link)
+    except NotifyError as err:
         return err
-    return error
+    log.info(
+        "issues of %s: opened %s, commented %s, closed %s",
+        tracker.repo,
+        synced.opened,
+        synced.commented,
+        synced.closed,
+    )
+    return None
+
+
+def after_run(
+    run: reader.RunData,
+    *,
+    store: Store | None,
+    ledger: Ledger,
+    dashboard: Path | None,
+    publishing: Publishing,
+) -> RunOutcome:
+    """Judge the run, sync its issues, decide its outcome; then write its summary and post
+    its news, both rendering that outcome, and return it."""
+    link = failure_links(run.folder, dashboard, publishing.site_url)
+    verdicts = run_verdicts(run, store, ledger)
+    failed: list[FlagCIError] = list(publishing.unusable)
+    if publishing.tracker is not None:
+        failed += filter(None, [_sync_issues(publishing.tracker, verdicts, link)])
+    could_not_run = tuple(
+        f"{p.node}/{p.lane}: {p.infrastructure_error}" for p in run.record.infrastructure_errors
+    )
+    outcome = RunOutcome(verdicts, could_not_run, tuple(failed))
+    for error in outcome.post_failures:
+        log.error("%s", error)
+    summary.write(run.folder, summary.render(outcome, link), publishing.step_summary)
+    log.info("summary: %s", run.folder / summary.FILE_NAME)
+    if publishing.webhook is not None:
+        # The webhook posts only news (a regression or a new failure), and news outranks
+        # a failed post: failing here cannot change the outcome, so it is only told.
+        try:
+            if notify.send(publishing.webhook, outcome, link):
+                log.info("posted the run's news to the %s webhook", publishing.webhook.format)
+        except NotifyError as err:
+            log.error("%s", err)
+    return outcome

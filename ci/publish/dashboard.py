@@ -90,9 +90,9 @@ def build(
     history = store.evaluate(ledger or load_ledger())
     trends = _trends(store, history)
     pages = render(history, trends, _lane_order(history, matrix), out)
+    _remove_stale_failure_pages(out, pages)
     for relative, text in pages.items():
         atomic.write_text(out / relative, text)
-    _remove_stale_failure_pages(out, pages)
     return out / "index.html"
 
 

@@ -16,9 +16,8 @@ Through GitHub's REST API (``FLAGCI_GITHUB_API``, GitHub's by default) on the re
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -64,17 +63,16 @@ class SyncResult:
     closed: list[int] = field(default_factory=list)
 
 
-def tracker_from(environ: Mapping[str, str] = os.environ) -> Tracker | None:
-    """The tracker the settings name, or None when no repository is set."""
-    repo = environ.get(REPO_SETTING, "")
+def tracker_from(repo: str, token: str, api: str = "") -> Tracker | None:
+    """The tracker the settings (``$FLAGCI_ISSUE_REPO``, ``$GITHUB_TOKEN``,
+    ``$FLAGCI_GITHUB_API``) name, or None when no repository is set."""
     if not repo:
         return None
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
         raise ConfigError(f"${REPO_SETTING}: '{repo}' is not owner/name")
-    token = environ.get(TOKEN_SETTING, "")
     if not token:
         raise ConfigError(f"${REPO_SETTING} is set but ${TOKEN_SETTING} is not")
-    return Tracker(environ.get(API_SETTING) or DEFAULT_API, repo, token)
+    return Tracker(api or DEFAULT_API, repo, token)
 
 
 def key_of(signature: str) -> str:

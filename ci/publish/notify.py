@@ -1,20 +1,19 @@
 """The webhook notifier: one message per run that found new failures or regressions.
 
-The webhook's URL is a setting (``FLAGCI_WEBHOOK_URL``), never in the repository; its
-format (``FLAGCI_WEBHOOK_FORMAT``: ``feishu`` or ``slack``, Slack's incoming webhooks by
-default) decides the body. Known failures, old failures and everything else are in the
-run's summary, not in a message: a message means someone should look today.
+The webhook's URL is a setting (``FLAGCI_WEBHOOK_URL``, read by the command layer), never
+in the repository; its format (``FLAGCI_WEBHOOK_FORMAT``: ``feishu`` or ``slack``, Slack's
+incoming webhooks by default) decides the body. Known failures, old failures and everything
+else are in the run's summary, not in a message: a message means someone should look today.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from ci.core.errors import ConfigError, NotifyError
-from ci.history.run_verdicts import RunVerdicts
+from ci.history.run_verdicts import RunOutcome, RunVerdicts
 from ci.history.verdicts import Verdict
 from ci.publish import httpjson
 
@@ -31,12 +30,11 @@ class Webhook:
     format: Format
 
 
-def webhook_from(environ: Mapping[str, str] = os.environ) -> Webhook | None:
-    """The webhook the settings name, or None when there is none."""
-    url = environ.get(URL_SETTING, "")
+def webhook_from(url: str, kind: str = "slack") -> Webhook | None:
+    """The webhook the settings (``$FLAGCI_WEBHOOK_URL``, ``$FLAGCI_WEBHOOK_FORMAT``)
+    name, or None when there is none."""
     if not url:
         return None
-    kind = environ.get(FORMAT_SETTING, "slack")
     if kind not in ("feishu", "slack"):
         raise ConfigError(f"${FORMAT_SETTING}: '{kind}' is neither 'feishu' nor 'slack'")
     if not url.startswith(("https://", "http://")):
@@ -55,9 +53,12 @@ def news(run: RunVerdicts) -> tuple[Verdict, ...]:
     return tuple(found)
 
 
-def message(run: RunVerdicts, link: Callable[[Verdict], str]) -> str:
-    items = news(run)
-    lines = [f"flagci run {run.run_id}: {len(items)} new failure(s) or regression(s)"]
+def message(outcome: RunOutcome, link: Callable[[Verdict], str]) -> str:
+    items = news(outcome.verdicts)
+    lines = [
+        f"flagci run {outcome.run_id}: {len(items)} new failure(s) or regression(s);"
+        f" exit {outcome.exit_code}"
+    ]
     for verdict in items[:MAX_LINES]:
         what = f"regression (passes on {verdict.regression_of})" if verdict.regression_of else "new"
         lines.append(f"- {verdict.lane} {verdict.test}: {what} {link(verdict)}")
@@ -72,12 +73,12 @@ def body(hook: Webhook, text: str) -> dict[str, object]:
     return {"text": text}
 
 
-def send(hook: Webhook, run: RunVerdicts, link: Callable[[Verdict], str]) -> bool:
+def send(hook: Webhook, outcome: RunOutcome, link: Callable[[Verdict], str]) -> bool:
     """Post the run's message if it found news; return whether one was posted."""
-    if not news(run):
+    if not news(outcome.verdicts):
         return False
     what = f"{hook.format} webhook"
-    answer = httpjson.request("POST", hook.url, what, body=body(hook, message(run, link)))
+    answer = httpjson.request("POST", hook.url, what, body=body(hook, message(outcome, link)))
     if hook.format == "feishu":
         # Feishu answers 200 with an error code in the body.
         reply = answer.json(what)

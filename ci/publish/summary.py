@@ -1,22 +1,21 @@
 """The Markdown summary of a run: what is new, fixed, still failing, known, flaky, slower.
 
 Written after every run to ``<run>/summary.md`` and, when GitHub Actions sets
-``$GITHUB_STEP_SUMMARY``, appended to the job's summary. Each failing test links to its
-failure page on the dashboard.
+``$GITHUB_STEP_SUMMARY`` (the command hands its path in), appended to the job's summary.
+Each failing test links to its failure page on the dashboard.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ci.core import atomic
-from ci.history.run_verdicts import RunVerdicts, exit_error
+from ci.core.errors import FlagCIError
+from ci.history.run_verdicts import RunOutcome
 from ci.history.verdicts import Verdict
 
 FILE_NAME = "summary.md"
-STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 MAX_ROWS = 50  # per section; the rest is counted
 
 Link = Callable[[Verdict], str]
@@ -67,29 +66,38 @@ def _since(verdict: Verdict) -> str:
     )
 
 
-def render(run: RunVerdicts, link: Link) -> str:
-    """The summary of ``run``; ``link`` gives a failing verdict's failure page address."""
-    error = exit_error(run)
+def _state(error: FlagCIError) -> str:
+    return f"**{type(error).__name__}** (exit {error.exit_code}): {' '.join(str(error).split())}"
+
+
+def render(outcome: RunOutcome, link: Link) -> str:
+    """The summary of a run's outcome; ``link`` gives a failing verdict's failure page."""
+    run = outcome.verdicts
     failing = len(run.failing)
     known = len(run.known)
-    if error is None:
+    if outcome.error is None:
         state = (
             f"**OK**: every failure is known ({known} known)."
             if failing
             else "**OK**: nothing failed."
         )
     else:
-        state = f"**{type(error).__name__}** (exit {error.exit_code}): {error}"
+        state = _state(outcome.error)
     out = [
         f"## flagci run {run.run_id}",
         "",
         state,
         "",
+        *(f"- also {_state(error)}" for error in outcome.errors[1:]),
+        *([""] if len(outcome.errors) > 1 else []),
         f"{len(run.verdicts)} tests; {failing} failing, of which {known} known;"
         f" {len(run.new)} new, {len(run.fixed)} fixed, {len(run.flaky)} flaky,"
         f" {len(run.slower)} slower.",
         "",
     ]
+    if outcome.could_not_run:
+        out += [f"### Could not run ({len(outcome.could_not_run)})", ""]
+        out += [f"- {_cell(part)}" for part in outcome.could_not_run] + [""]
     out += _section(
         "FlagTree regressions",
         run.regressions,
@@ -128,12 +136,12 @@ def render(run: RunVerdicts, link: Link) -> str:
     return "\n".join(out)
 
 
-def write(run_dir: Path, text: str) -> Path:
-    """``<run>/summary.md``, and the job summary when GitHub Actions asks for one."""
+def write(run_dir: Path, text: str, step_summary: Path | None = None) -> Path:
+    """``<run>/summary.md``, and the job summary (``$GITHUB_STEP_SUMMARY``) when GitHub
+    Actions asks for one."""
     path = run_dir / FILE_NAME
     atomic.write_text(path, text)
-    step_summary = os.environ.get(STEP_SUMMARY)
-    if step_summary:
-        with Path(step_summary).open("a", encoding="utf-8") as handle:
+    if step_summary is not None:
+        with step_summary.open("a", encoding="utf-8") as handle:
             handle.write(text + "\n")
     return path

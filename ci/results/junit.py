@@ -25,11 +25,10 @@ from xml.etree.ElementTree import Element, SubElement
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 from junitparser import Error
-from junitparser.xunit2 import TestCase, TestSuite
+from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
 
-from ci.core import atomic
-from ci.results import reader
 from ci.core.errors import ReportError
+from ci.results import reader
 from ci.smoke.contract import properties, taxonomy
 
 MAX_JUNIT_BYTES = 64 * 1024 * 1024
@@ -39,9 +38,10 @@ _COUNTED = {"failed": "failures", "error": "errors", "skipped": "skipped"}
 
 @dataclass(frozen=True)
 class Part:
-    """One (node, lane) JUnit file and where its artifacts are, relative to the run folder."""
+    """One (node, lane) JUnit document (parsed once, by ``read``) and where its artifacts
+    are, relative to the run folder."""
 
-    path: Path
+    document: Element
     lane: str
     node: str
     prefix: str
@@ -66,19 +66,20 @@ def read(path: Path) -> Element:
     return root
 
 
-def merge(parts: list[Part], dest: Path) -> None:
-    """Merge the parts into one ``<testsuites>`` at ``dest`` (written atomically)."""
+def merge(parts: list[Part], run_dir: Path) -> bytes:
+    """The parts merged into one ``<testsuites>``: the text of the run's ``merged.xml``."""
     root = Element("testsuites", name="flagci")
     for part in parts:
-        document = read(part.path)
+        document = part.document
         suites = [document] if document.tag == "testsuite" else list(document.iter("testsuite"))
         for suite in suites:
             cases = suite.findall("testcase")
             if cases:
-                root.append(_suite(suite, cases, part, dest.parent))
+                root.append(_suite(suite, cases, part, run_dir))
     _count(root, root.findall("testsuite"))
     ElementTree.indent(root)
-    atomic.write_bytes(dest, ElementTree.tostring(root, encoding="utf-8", xml_declaration=True))
+    merged: bytes = ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+    return merged
 
 
 def _suite(source: Element, cases: list[Element], part: Part, run_dir: Path) -> Element:
@@ -146,6 +147,15 @@ def _seconds(text: str | None) -> float:
         return float(text or 0)
     except ValueError:
         return 0.0
+
+
+def stand_in(lane: str, node: str, message: str) -> tuple[Element, bytes]:
+    """The JUnit of a (node, lane) that produced none (``infrastructure.xml``): one
+    infrastructure error testcase; its document and its text."""
+    document = JUnitXml()
+    document.add_testsuite(infrastructure_case(lane, node, message))
+    text: bytes = document.tostring()  # type: ignore[no-untyped-call]
+    return ElementTree.fromstring(text), text  # our own bytes, just made
 
 
 def infrastructure_case(lane: str, node: str, message: str, detail: str = "") -> TestSuite:

@@ -27,10 +27,11 @@ keeps what it already read.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import os
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -45,7 +46,14 @@ from defusedxml.common import (
     EntitiesForbidden,
     ExternalReferenceForbidden,
 )
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    ValidationError,
+    field_serializer,
+)
 
 from ci.core.errors import ReportError
 from ci.smoke.contract import properties
@@ -68,7 +76,8 @@ _RESULT_TAGS: dict[str, Outcome] = {"failure": "failed", "error": "error", "skip
 
 
 class _Record(BaseModel):
-    # run.json is written by the run modules; the reader takes only the keys it needs.
+    # run.json: one model, written by ci.run.record and read here; keys it does not name
+    # (another tool's) are ignored.
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
@@ -106,20 +115,56 @@ class CIRunRecord(_Record):
         return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}#artifacts"
 
 
+class PartRecord(_Record):
+    """One (node, lane) of a run: its folder under the run folder, and what kept its suite
+    from running to its end ("" : nothing)."""
+
+    node: StrictStr
+    lane: StrictStr
+    folder: StrictStr
+    infrastructure_error: StrictStr = ""
+
+
+class StepRecord(_Record):
+    name: StrictStr
+    seconds: float
+
+
 class RunRecord(_Record):
+    """``run.json``: written by ``ci.run.record`` (``to_json``) and read back here
+    (``read_record``); other tools' records may leave out what has a default."""
+
     run_id: RunId
+    kind: StrictStr = "local"
     started: datetime
     finished: datetime
-    kind: StrictStr = "local"
     lanes: Annotated[dict[StrictStr, LaneRecord], Field(min_length=1)]
     nodes: tuple[StrictStr, ...] = ()
+    parts: tuple[PartRecord, ...] = ()
+    steps: tuple[StepRecord, ...] = ()
     status: StrictStr = ""
     ci_run: CIRunRecord | None = None
+
+    @field_serializer("started", "finished")
+    def _moment(self, moment: datetime) -> str:
+        return moment.isoformat(timespec="seconds")
 
     @property
     def artifacts_url(self) -> str:
         """Where the run's files are kept, when not beside run.json ("": beside it)."""
         return self.ci_run.artifacts_url if self.ci_run else ""
+
+    @property
+    def infrastructure_errors(self) -> tuple[PartRecord, ...]:
+        """The parts whose suite could not run to its end."""
+        return tuple(p for p in self.parts if p.infrastructure_error)
+
+    def to_json(self) -> str:
+        """The text of ``run.json`` (``ci_run`` only when the run was made in Actions)."""
+        data = self.model_dump(mode="json")
+        if data["ci_run"] is None:
+            del data["ci_run"]
+        return json.dumps(data, indent=2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +213,8 @@ class CaseResult:
 
 
 def lane_classname(lane: str, module: str) -> str:
-    """The classname ``ci.results.junit.merge`` writes: the lane, then the module (GitLab keys results
-    by classname and name, so each lane keeps its own)."""
+    """The classname ``ci.results.junit.merge`` writes: the lane, then the module (GitLab
+    keys results by classname and name, so each lane keeps its own)."""
     return f"{lane}.{module}" if module else lane
 
 
@@ -216,6 +261,27 @@ def digest(run_json: bytes, junit: Path, *, max_bytes: int = MAX_JUNIT_BYTES) ->
     return hasher.hexdigest()
 
 
+@dataclass(frozen=True)
+class RunData:
+    """One finished run: its folder, its record, its testcases (each once) and the identity
+    of its contents (``digest``, as the history keys it). ``ci.run.record.Run.finish``
+    returns it from what it wrote, so nothing downstream reads the folder again."""
+
+    folder: Path
+    record: RunRecord
+    cases: tuple[CaseResult, ...]
+    digest: str
+
+    @property
+    def failed(self) -> tuple[CaseResult, ...]:
+        return tuple(c for c in self.cases if c.failed)
+
+
+def bytes_digest(run_json: bytes, junit: bytes) -> str:
+    """``digest`` of contents held in memory (a run just written)."""
+    return hashlib.sha256(run_json + b"\0" + junit).hexdigest()
+
+
 def run_folders(results_dir: Path, *, depth: int = 1) -> list[Path]:
     """Every run folder (one holding ``run.json``) at most ``depth`` levels under
     ``results_dir`` (downloaded CI artifacts nest them: ``<ci-run>/<artifact>/<run>``)."""
@@ -236,8 +302,17 @@ def run_folders(results_dir: Path, *, depth: int = 1) -> list[Path]:
 
 def read_cases(path: Path, lanes: Collection[str]) -> list[CaseResult]:
     """Every testcase of a JUnit file, each (lane, node, test) once (duplicates folded)."""
+    return _fold(iter_cases(path, lanes))
+
+
+def parse_cases(path: Path, data: bytes, lanes: Collection[str]) -> list[CaseResult]:
+    """``read_cases`` of the JUnit document ``data``, held in memory (``path`` names it)."""
+    return _fold(_JUnitReader(path, frozenset(lanes)).read(io.BytesIO(data), len(data)))
+
+
+def _fold(cases: Iterable[CaseResult]) -> list[CaseResult]:
     found: dict[tuple[str, str, str], CaseResult] = {}
-    for case in iter_cases(path, lanes):
+    for case in cases:
         first = found.get(case.key)
         found[case.key] = case if first is None else fold_duplicate(first, case)
     return list(found.values())

@@ -4,13 +4,13 @@ the first failures."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.table import Table
 
-from ci.core import atomic, tables
+from ci.core import tables
 from ci.results import pages
 from ci.results.reader import CaseResult
 
@@ -39,16 +39,15 @@ def counts(results: Iterable[CaseResult]) -> dict[Column, Counter[str]]:
     return table
 
 
-def summary_table(results: list[CaseResult]) -> Table:
+def _summary_table(cols: list[Column], tallies: dict[Column, Counter[str]]) -> Table:
     """One row per (lane, node): how many testcases had each outcome."""
-    table = counts(results)
     shown = tables.table("lane @ node", *OUTCOMES, right=OUTCOMES)
-    for col in columns(results):
-        tables.add(shown, col.label, *(table[col][outcome] for outcome in OUTCOMES))
+    for col in cols:
+        tables.add(shown, col.label, *(tallies[col][outcome] for outcome in OUTCOMES))
     return shown
 
 
-def failure_list(results: list[CaseResult]) -> list[str]:
+def failure_list(results: Sequence[CaseResult]) -> list[str]:
     """The first failing testcases, one line each with its kind and first line of text."""
     bad = [r for r in results if r.failed]
     if not bad:
@@ -63,25 +62,34 @@ def failure_list(results: list[CaseResult]) -> list[str]:
     return lines
 
 
-def write_html(
-    results: list[CaseResult], dest: Path, title: str, *, artifacts_url: str = ""
-) -> Path:
-    """The run's page; each failure links to its artifact folder beside the page, or to
-    ``artifacts_url`` (the CI run's artifacts) where the files are kept there."""
+@dataclass(frozen=True)
+class RunReport:
+    """What a run shows: its page (``index.html``), its counts table, its failure list."""
+
+    page: str
+    table: Table
+    failures: list[str]
+
+
+def of_run(results: Sequence[CaseResult], title: str, *, artifacts_url: str = "") -> RunReport:
+    """The run's report. On the page each failure links to its artifact folder beside the
+    page, or to ``artifacts_url`` (the CI run's artifacts) where the files are kept there."""
+    listed = failure_list(results)
+    cols, tallies = columns(results), counts(results)
     grid: dict[str, dict[Column, CaseResult]] = defaultdict(dict)
     for r in results:
         grid[r.test][Column(r.lane, r.node)] = r
     failures = [r for r in results if r.failed]
-    text = pages.render(
+    table = _summary_table(cols, tallies)
+    page = pages.render(
         "run.html",
         title=title,
         outcomes=OUTCOMES,
-        columns=columns(results),
-        counts=counts(results),
+        columns=cols,
+        counts=tallies,
         grid=sorted(grid.items()),
         failures=failures,
         anchors={r.key: f"failure-{i}" for i, r in enumerate(failures)},
         artifacts_url=artifacts_url,
     )
-    atomic.write_text(dest, text)
-    return dest
+    return RunReport(page, table, listed)

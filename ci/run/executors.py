@@ -24,6 +24,7 @@ from ci.build import engine, environment, images
 from ci.core import process, reporter
 from ci.core.errors import ConfigError, EnvironmentSetupError, InfrastructureError
 from ci.lanes.matrix import Lane, LaneMatrix
+from ci.results.reader import CIRunRecord, RunData
 from ci.run import container, record
 
 LOCAL_NODE = "localhost"
@@ -103,9 +104,10 @@ def run_lanes(
     request: SuiteRequest,
     results_root: Path,
     kind: str | None = None,
-) -> record.RunResult:
+    made_in: CIRunRecord | None = None,
+) -> RunData:
     """The skeleton of every run: start it, execute the lanes, record outcomes, finish."""
-    run = record.Run.start(results_root, kind or executor.kind)
+    run = record.Run.start(results_root, kind or executor.kind, made_in)
     for outcome in executor.execute(run, lanes, request):
         part = run.part(outcome.node, outcome.lane)
         part.infrastructure_error = outcome.problem

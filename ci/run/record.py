@@ -8,17 +8,13 @@ run) still appears, as an infrastructure error: nothing is silently lost.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from junitparser.xunit2 import JUnitXml
 from pydantic import ValidationError
 from rich.table import Table
 
@@ -71,18 +67,19 @@ class Run:
     folder: Path
     kind: str
     started: datetime
+    made_in: reader.CIRunRecord | None = None  # the GitHub Actions run, when made in one
     steps: list[Step] = field(default_factory=list)
     parts: dict[tuple[str, str], Part] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, results_root: Path, kind: str) -> Run:
+    def start(cls, results_root: Path, kind: str, made_in: reader.CIRunRecord | None = None) -> Run:
         """Name a new run and make its folder (absolute: smoke suites run from inside it)."""
         started = datetime.now(UTC)
         run_id = new_run_id(kind, started)
         folder = results_root.resolve() / run_id
         folder.mkdir(parents=True)
         reporter.current().line(f"flagci: run {run_id} -> {folder}")
-        return cls(run_id, folder, kind, started)
+        return cls(run_id, folder, kind, started, made_in)
 
     @contextmanager
     def step(self, name: str) -> Iterator[None]:
@@ -110,17 +107,26 @@ class Run:
             tables.add(shown, step.name, f"{step.seconds:.1f}")
         return shown
 
-    def finish(self, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
+    def finish(self, matrix: LaneMatrix, lanes: list[Lane]) -> reader.RunData:
+        """Write the record; show the steps, the counts, the failures; return the run."""
         with self.step("merge JUnit, write report"):
-            result = _write_record(self, matrix, lanes)
-        reporter.current().line("\nsteps:")
-        reporter.current().table(self.steps_table())
-        return result
+            written = _write_record(self, matrix, lanes)
+        shown = written.report
+        out = reporter.current()
+        out.line("\nsteps:")
+        out.table(self.steps_table())
+        out.line("")
+        out.table(shown.table)
+        if shown.failures:
+            out.line("\n" + "\n".join(shown.failures))
+        out.line(f"\nresults: {self.folder}/merged.xml, {self.folder}/index.html")
+        return written.run
 
 
 def ci_run(environ: Mapping[str, str]) -> reader.CIRunRecord | None:
-    """The GitHub Actions run this process runs in (None outside Actions): its artifacts
-    will hold this run folder, so pages published without the files can link there."""
+    """The GitHub Actions run that ``environ`` says this process runs in (None outside
+    Actions): its artifacts will hold the run folder, so pages published without the files
+    can link there."""
     if environ.get("GITHUB_ACTIONS") != "true":
         return None
     try:
@@ -134,81 +140,81 @@ def ci_run(environ: Mapping[str, str]) -> reader.CIRunRecord | None:
         return None
 
 
-def lane_summary(matrix: LaneMatrix, lane: Lane) -> dict[str, Any]:
+def lane_record(matrix: LaneMatrix, lane: Lane) -> reader.LaneRecord:
     family = next((f for f, names in matrix.families.items() if lane.name in names), lane.vendor)
-    return {
-        "vendor": lane.vendor,
-        "family": family,
-        "baseline": lane.baseline,
-        "compiler": lane.compiler.model_dump(),
-        "pins": {p.name: p.version for p in lane.pins},
-    }
+    return reader.LaneRecord(
+        vendor=lane.vendor,
+        family=family,
+        baseline=lane.baseline,
+        compiler=reader.CompilerRecord(**lane.compiler.model_dump()),
+        pins={p.name: p.version for p in lane.pins},
+    )
 
 
-@dataclass
-class RunResult:
-    run_dir: Path
-    results: list[reader.CaseResult]
-    status: str
-
-    @property
-    def failed(self) -> list[reader.CaseResult]:
-        return [r for r in self.results if r.outcome in ("failed", "error")]
+@dataclass(frozen=True)
+class _Written:
+    run: reader.RunData
+    report: report.RunReport
 
 
-def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> RunResult:
+def _write_record(run: Run, matrix: LaneMatrix, lanes: list[Lane]) -> _Written:
     """Merge the parts' JUnit, write index.html and run.json; a part without JUnit is an
-    infrastructure error testcase, and so is one whose JUnit is unreadable."""
+    infrastructure error testcase, and so is one whose JUnit is unreadable. Each JUnit file
+    is parsed once; what was written comes back parsed, for ingest, verdicts and summary."""
+    lane_records = {lane.name: lane_record(matrix, lane) for lane in lanes}
     parts = list(run.parts.values())
     sources: list[junit.Part] = []
+    files: dict[Path, bytes] = {}  # written last, once everything is read and made
     for part in parts:
         prefix = f"lanes/{part.folder.name}"
         if not part.infrastructure_error:
             try:
-                junit.read(part.junit)
-                sources.append(junit.Part(part.junit, part.lane, part.node, prefix))
+                document = junit.read(part.junit)
+                sources.append(junit.Part(document, part.lane, part.node, prefix))
                 continue
             except ReportError as err:
                 part.infrastructure_error = str(err)
-        stand_in = JUnitXml()
-        stand_in.add_testsuite(
-            junit.infrastructure_case(part.lane, part.node, part.infrastructure_error)
-        )
-        path = part.folder / "infrastructure.xml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_bytes(path, stand_in.tostring())  # type: ignore[no-untyped-call]
-        sources.append(junit.Part(path, part.lane, part.node, prefix))
-    junit.merge(sources, run.folder / "merged.xml")
-    results = reader.read_cases(run.folder / "merged.xml", [lane.name for lane in lanes])
-    bad = any(r.outcome in ("failed", "error") for r in results)
+        document, text = junit.stand_in(part.lane, part.node, part.infrastructure_error)
+        files[part.folder / "infrastructure.xml"] = text
+        sources.append(junit.Part(document, part.lane, part.node, prefix))
+    merged = junit.merge(sources, run.folder)
+    cases = reader.parse_cases(run.folder / "merged.xml", merged, list(lane_records))
+    bad = any(c.failed for c in cases)
     infra = any(p.infrastructure_error for p in parts)
     status = "error" if infra else ("failed" if bad else "passed")
-    made_in = ci_run(os.environ)
-    report.write_html(
-        results,
-        run.folder / "index.html",
-        f"flagci run {run.run_id}: {status}",
-        artifacts_url=made_in.artifacts_url if made_in else "",
-    )
-    record = {
-        "run_id": run.run_id,
-        "kind": run.kind,
-        "started": run.started.isoformat(timespec="seconds"),
-        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-        "lanes": {lane.name: lane_summary(matrix, lane) for lane in lanes},
-        "nodes": sorted({p.node for p in parts}),
-        "parts": [
-            {
-                "node": p.node,
-                "lane": p.lane,
-                "folder": f"lanes/{p.folder.name}",
-                "infrastructure_error": p.infrastructure_error,
-            }
+    record = reader.RunRecord(
+        run_id=run.run_id,
+        kind=run.kind,
+        # As run.json holds them, so the record handed on is the one read back.
+        started=run.started.replace(microsecond=0),
+        finished=datetime.now(UTC).replace(microsecond=0),
+        lanes=lane_records,
+        nodes=tuple(sorted({p.node for p in parts})),
+        parts=tuple(
+            reader.PartRecord(
+                node=p.node,
+                lane=p.lane,
+                folder=f"lanes/{p.folder.name}",
+                infrastructure_error=p.infrastructure_error,
+            )
             for p in parts
-        ],
-        "steps": [{"name": s.name, "seconds": round(s.seconds, 3)} for s in run.steps],
-        "status": status,
-        **({"ci_run": made_in.model_dump()} if made_in else {}),
-    }
-    atomic.write_text(run.folder / "run.json", json.dumps(record, indent=2))
-    return RunResult(run_dir=run.folder, results=results, status=status)
+        ),
+        steps=tuple(reader.StepRecord(name=s.name, seconds=round(s.seconds, 3)) for s in run.steps),
+        status=status,
+        ci_run=run.made_in,
+    )
+    run_json = record.to_json().encode()
+    shown = report.of_run(
+        cases,
+        f"flagci run {run.run_id}: {status}",
+        artifacts_url=run.made_in.artifacts_url if run.made_in else "",
+    )
+    files[run.folder / "merged.xml"] = merged
+    files[run.folder / "index.html"] = shown.page.encode()
+    files[run.folder / "run.json"] = run_json  # last: a folder with run.json is complete
+    for path, data in files.items():
+        atomic.write_bytes(path, data)
+    finished = reader.RunData(
+        run.folder, record, tuple(cases), reader.bytes_digest(run_json, merged)
+    )
+    return _Written(finished, shown)

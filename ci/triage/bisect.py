@@ -24,7 +24,7 @@ from ci.core import tables
 from ci.core.errors import UsageError
 from ci.lanes.matrix import LaneMatrix
 from ci.results import reader
-from ci.run import executors, record
+from ci.run import executors
 from ci.smoke.contract import taxonomy
 
 
@@ -127,12 +127,12 @@ class CaseId:
         return name == self.name or ("[" not in self.name and name.startswith(f"{self.name}["))
 
 
-def lane_result(result: record.RunResult, lane: str, test: CaseId) -> LaneResult:
+def lane_result(result: reader.RunData, lane: str, test: CaseId) -> LaneResult:
     """A lane's outcome from the run's JUnit: failed if any named testcase failed on any
     node, passed if some passed, error if the lane could not run it at all. A failure that is
     not the compiler's (our harness, the node's toolchain or infrastructure) is no evidence:
     it makes the lane an error, never a bad version."""
-    cases = [c for c in result.results if c.lane == lane]
+    cases = [c for c in result.cases if c.lane == lane]
     broken = [c for c in cases if c.failure_kind in taxonomy.NOT_THE_COMPILER]
     named = [c for c in cases if test.names(c)]
     failed = [
@@ -157,12 +157,15 @@ def bisect(
     test_id: str,
     executor: executors.LaneExecutor,
     results_root: Path,
-) -> tuple[Bisection, record.RunResult]:
+    made_in: reader.CIRunRecord | None = None,
+) -> tuple[Bisection, reader.RunData]:
     """Run ``test_id`` in every lane of ``family`` through ``executor``: one run record."""
     test = CaseId.parse(test_id)
     lanes = matrix.family(family)
     request = executors.SuiteRequest(workers=1, pytest_args=test.selection)
-    run = executors.run_lanes(executor, matrix, lanes, request, results_root, kind="bisect")
+    run = executors.run_lanes(
+        executor, matrix, lanes, request, results_root, kind="bisect", made_in=made_in
+    )
     results = tuple(lane_result(run, lane.name, test) for lane in lanes)
     return Bisection(family, test_id, results), run
 

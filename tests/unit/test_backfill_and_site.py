@@ -119,7 +119,7 @@ def _nights_made_in_actions(root: Path, nights: int) -> Path:
         (folder / "run.json").write_text(json.dumps(record))
         url = reader.read_record(folder)[0].artifacts_url
         cases = reader.read_cases(folder / "merged.xml", [LANE])
-        report.write_html(cases, folder / "index.html", "run", artifacts_url=url)
+        (folder / "index.html").write_text(report.of_run(cases, "run", artifacts_url=url).page)
     return root / "downloads"
 
 

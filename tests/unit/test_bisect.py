@@ -142,10 +142,10 @@ def test_the_bisection_is_an_ordinary_run_selecting_only_the_test(tmp_path: Path
     # The unrelated failing test is not the bisected one.
     assert [r.outcome for r in result.results] == [Outcome.SKIPPED, Outcome.FAILED, Outcome.PASSED]
     assert "uni_sram" in result.results[1].detail
-    record = json.loads((run.run_dir / "run.json").read_text())
-    assert record["kind"] == "bisect" and run.run_dir.name.endswith("-bisect")
+    record = json.loads((run.folder / "run.json").read_text())
+    assert record["kind"] == "bisect" and run.folder.name.endswith("-bisect")
     assert [p["lane"] for p in record["parts"]] == KUNLUN
-    assert (run.run_dir / "merged.xml").is_file()
+    assert (run.folder / "merged.xml").is_file()
 
 
 @pytest.mark.parametrize(

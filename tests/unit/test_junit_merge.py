@@ -46,9 +46,10 @@ def _merged(tmp_path: Path) -> Path:
         (folder / "artifacts" / "inductor").mkdir(parents=True)
         (folder / "artifacts" / "inductor" / "kernel.ttgir").write_text("module {}")
         (folder / "junit.xml").write_text(PART)
-        parts.append(junit.Part(folder / "junit.xml", lane, node, f"lanes/{folder.name}"))
+        document = junit.read(folder / "junit.xml")
+        parts.append(junit.Part(document, lane, node, f"lanes/{folder.name}"))
     dest = tmp_path / "merged.xml"
-    junit.merge(parts, dest)
+    dest.write_bytes(junit.merge(parts, tmp_path))
     return dest
 
 
@@ -156,7 +157,7 @@ good.folder.mkdir(parents=True)
 good.junit.write_text(sys.stdin.read())
 run.part("n2", lanes[0].name).infrastructure_error = "lost"
 result = run.finish(matrix, lanes)
-print(json.dumps([jp.etree.__name__, [(c.node, c.test, c.outcome) for c in result.results]]))
+print(json.dumps([jp.etree.__name__, [(c.node, c.test, c.outcome) for c in result.cases]]))
 """
 
 
@@ -189,4 +190,7 @@ def test_the_run_finish_result_is_the_merged_file_read_back(tmp_path: Path) -> N
     part.junit.write_text(PART)
     result = run.finish(matrix, [matrix.default])
     merged = run.folder / "merged.xml"
-    assert result.results == reader.read_cases(merged, [matrix.default.name])
+    assert list(result.cases) == reader.read_cases(merged, [matrix.default.name])
+    # The identity the history keys the run by: the folder, read back, is the same run.
+    assert result.digest == reader.digest((run.folder / "run.json").read_bytes(), merged)
+    assert result.record == reader.read_record(run.folder)[0]

@@ -3,16 +3,18 @@ product's real HTTP client against a loopback server (tests/fixtures/loopback_ht
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from ci.commands.options import publishing_from
 from ci.core.errors import ConfigError, NewFailureError, NotifyError, UnknownFailureError
 from ci.history.ledger import Ledger, load_ledger
 from ci.history.store import Store
 from ci.publish import after_run
-from tests.fixtures.history_runs import LANES, Case, LaneSpec, write_run
+from tests.fixtures.history_runs import LANES, Case, LaneSpec, finished, write_run
 from tests.fixtures.loopback_http import TOKEN, LoopbackState, loopback_server
 
 CPU = "cpu-triton-3.6.0"
@@ -47,8 +49,12 @@ class Nights:
         self.count += 1
         self.store.ingest(folder)
         return after_run.after_run(
-            folder, store=self.store, ledger=ledger or load_ledger(), dashboard=None
-        )
+            finished(folder),
+            store=self.store,
+            ledger=ledger or load_ledger(),
+            dashboard=None,
+            publishing=publishing_from(os.environ),
+        ).error
 
 
 def _ledger_with_the_fix(tmp_path: Path) -> Ledger:
@@ -119,8 +125,14 @@ def test_the_issue_is_opened_with_the_report_triage_drafted(
         "## Environment\n\n| triton | 3.6.0 |\n\nReplay: `python replay.py`\n"
     )
     store.ingest(folder)
-    error = after_run.after_run(folder, store=store, ledger=load_ledger(), dashboard=None)
-    assert isinstance(error, NewFailureError)
+    outcome = after_run.after_run(
+        finished(folder),
+        store=store,
+        ledger=load_ledger(),
+        dashboard=None,
+        publishing=publishing_from(os.environ),
+    )
+    assert isinstance(outcome.error, NewFailureError)
     (issue,) = server.issues.values()
     assert f"### Drafted report ({CPU})" in issue["body"]
     assert "Replay: `python replay.py`" in issue["body"] and SIGNATURE in issue["body"]
@@ -158,10 +170,10 @@ def test_a_refused_or_unreachable_webhook_is_exit_9_unless_the_verdict_says_more
 
     history = nights.store.evaluate(load_ledger())
     run = run_verdicts.of_run(history, history.runs[-1].run_id)
-    hook = notify.webhook_from()
+    hook = publishing_from(os.environ).webhook
     assert hook is not None
     with pytest.raises(NotifyError, match="unreachable") as caught:
-        notify.send(hook, run, lambda v: "x")
+        notify.send(hook, run_verdicts.RunOutcome(run), lambda v: "x")
     assert "hook-secret" not in str(caught.value)  # the URL's secret path is never echoed
 
 
@@ -184,7 +196,9 @@ def test_an_unusable_tracker_setting_is_a_config_error(monkeypatch: pytest.Monke
     from ci.publish import issue_sync
 
     with pytest.raises(ConfigError, match="GITHUB_TOKEN is not"):
-        issue_sync.tracker_from({"FLAGCI_ISSUE_REPO": "o/r"})
+        issue_sync.tracker_from("o/r", "")
     with pytest.raises(ConfigError, match="not owner/name"):
-        issue_sync.tracker_from({"FLAGCI_ISSUE_REPO": "o/r/x", "GITHUB_TOKEN": "t"})
-    assert issue_sync.tracker_from({}) is None
+        issue_sync.tracker_from("o/r/x", "t")
+    assert issue_sync.tracker_from("", "") is None
+    unusable = publishing_from({"FLAGCI_ISSUE_REPO": "o/r"}).unusable
+    assert [str(e) for e in unusable] == ["$FLAGCI_ISSUE_REPO is set but $GITHUB_TOKEN is not"]

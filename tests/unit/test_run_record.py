@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,9 +35,12 @@ BOMB = """<?xml version="1.0"?>
 """
 
 
-def finish(tmp_path: Path, parts: list[record.Part]) -> record.RunResult:
+def finish(
+    tmp_path: Path, parts: list[record.Part], environ: Mapping[str, str] | None = None
+) -> reader.RunData:
     matrix = load_matrix()
-    run = record.Run("RUN", tmp_path, "local", datetime.now(UTC))
+    made_in = record.ci_run(environ or {})
+    run = record.Run("RUN", tmp_path, "local", datetime.now(UTC), made_in)
     run.parts.update({(p.node, p.lane): p for p in parts})
     return run.finish(matrix, [matrix.default])
 
@@ -51,10 +55,10 @@ def part(tmp_path: Path, node: str, text: str | None) -> record.Part:
 
 def test_merge_keeps_everything_and_makes_artifacts_run_relative(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
-    assert result.status == "failed"
+    assert result.record.status == "failed"
     merged = reader.read_cases(tmp_path / "merged.xml", ["cpu-triton-3.6.0"])
     assert [c.outcome for c in merged] == ["failed", "passed"]
-    assert merged == result.results
+    assert merged == list(result.cases)
     failing = merged[0]
     assert failing.test == "test_backends::test_inductor_target"
     assert "0 compatible backends for target (cuda)" in failing.message
@@ -68,10 +72,10 @@ def test_merge_keeps_everything_and_makes_artifacts_run_relative(tmp_path: Path)
 
 def test_missing_and_hostile_junit_become_infrastructure_errors(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "dead", None), part(tmp_path, "evil", BOMB)])
-    assert result.status == "error"
-    kinds = {(c.node, c.failure_kind) for c in result.results}
+    assert result.record.status == "error"
+    kinds = {(c.node, c.failure_kind) for c in result.cases}
     assert kinds == {("dead", "infrastructure"), ("evil", "infrastructure")}
-    evil = next(c for c in result.results if c.node == "evil")
+    evil = next(c for c in result.cases if c.node == "evil")
     assert "refused" in evil.message and "junit.xml" in evil.message
 
 
@@ -104,13 +108,15 @@ def test_html_escapes_what_came_from_tests(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_run_made_in_actions_records_it_and_links_its_files_to_the_artifact(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
-    monkeypatch.setenv("GITHUB_REPOSITORY", "flagos-ai/flagci")
-    monkeypatch.setenv("GITHUB_RUN_ID", "123456")
-    finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
+    environ = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "flagos-ai/flagci",
+        "GITHUB_RUN_ID": "123456",
+    }
+    finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)], environ)
     read = reader.read_record(tmp_path)[0]
     url = "https://github.com/flagos-ai/flagci/actions/runs/123456#artifacts"
     assert read.artifacts_url == url
@@ -119,22 +125,22 @@ def test_a_run_made_in_actions_records_it_and_links_its_files_to_the_artifact(
     assert 'href="lanes/' not in page
 
     # What lands in published pages is checked: a value that is no Actions run is not kept.
-    monkeypatch.setenv("GITHUB_SERVER_URL", "javascript:alert(1)//")
+    environ["GITHUB_SERVER_URL"] = "javascript:alert(1)//"
     (tmp_path / "elsewhere").mkdir()
-    finish(tmp_path / "elsewhere", [part(tmp_path / "elsewhere", "n1", SMOKE_JUNIT)])
+    finish(tmp_path / "elsewhere", [part(tmp_path / "elsewhere", "n1", SMOKE_JUNIT)], environ)
     assert "ci_run" not in json.loads((tmp_path / "elsewhere" / "run.json").read_text())
-    assert "not recording the Actions run in run.json" in capsys.readouterr().out
+    assert "not recording the Actions run in run.json" in capsys.readouterr().err
     assert "javascript:" not in (tmp_path / "elsewhere" / "index.html").read_text()
 
 
 def test_summary_table_counts_and_lists_failures(tmp_path: Path) -> None:
     result = finish(tmp_path, [part(tmp_path, "n1", SMOKE_JUNIT)])
-    table = tables.text(report.summary_table(result.results))
+    table = tables.text(report.of_run(result.cases, "t").table)
     header, row = table.splitlines()
     assert header.split() == ["lane", "@", "node", "passed", "failed", "error", "skipped"]
     assert row.startswith("cpu-triton-3.6.0 @ n1")
     assert row.split()[-4:] == ["1", "1", "0", "0"]
-    failures = report.failure_list(result.results)
+    failures = report.of_run(result.cases, "t").failures
     assert failures[0] == "1 failing testcase(s):"
     assert failures[1].startswith(
         "  [backend_resolution] cpu-triton-3.6.0 test_backends::test_inductor_target: "
@@ -154,8 +160,23 @@ def test_a_run_names_its_folder_times_its_steps_and_records_them(
     with pytest.raises(RuntimeError), run.step("a step that breaks"):
         raise RuntimeError("boom")
     result = run.finish(matrix, [matrix.default])
-    assert result.status == "error"  # the part never got its JUnit
+    assert result.record.status == "error"  # the part never got its JUnit
     written = json.loads((run.folder / "run.json").read_text())
+    # The keys and forms run.json has always had, written by the model the reader reads.
+    assert list(written) == [
+        *("run_id", "kind", "started", "finished", "lanes", "nodes", "parts", "steps"),
+        "status",
+    ]
+    assert written["started"] == run.started.isoformat(timespec="seconds")
+    assert written["parts"] == [
+        {
+            "node": "n1",
+            "lane": matrix.default.name,
+            "folder": part.folder.relative_to(run.folder).as_posix(),
+            "infrastructure_error": written["parts"][0]["infrastructure_error"],
+        }
+    ]
+    assert reader.read_record(run.folder)[0] == result.record
     # run.json is written within the last step, so it lists the steps before that one.
     assert [s["name"] for s in written["steps"]] == ["a step that breaks"]
     assert all(s["seconds"] >= 0 for s in written["steps"])

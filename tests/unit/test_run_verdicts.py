@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
+from ci.commands.options import SITE_URL_SETTING, STEP_SUMMARY_SETTING, publishing_from
 from ci.core.errors import (
     FixNotVerifiedError,
+    FlagCIError,
     NewFailureError,
     RegressionError,
     SlowerError,
@@ -15,8 +15,8 @@ from ci.core.errors import (
 )
 from ci.history.ledger import load_ledger
 from ci.history.store import Store
-from ci.publish import after_run, summary
-from tests.fixtures.history_runs import Case, write_run
+from ci.publish import after_run
+from tests.fixtures.history_runs import Case, finished, write_run
 
 CPU = "cpu-triton-3.6.0"
 FT = "iluvatar-flagtree-0.6.0"
@@ -30,7 +30,13 @@ SHARED = "out of resources: shared memory, Required: 262144, Hardware limit: 166
 UNI_SRAM = "OutOfResources: out of resource: uni_sram PassManager::run failed"
 
 
-def after(tmp_path: Path, nights: list[list[Case]], *, history: bool = True) -> tuple[object, Path]:
+def after(
+    tmp_path: Path,
+    nights: list[list[Case]],
+    *,
+    history: bool = True,
+    publishing: after_run.Publishing = after_run.Publishing(),  # noqa: B008
+) -> tuple[FlagCIError | None, Path]:
     """Store every night, then finish the last as ``flagci run`` does."""
     results = tmp_path / "results"
     store = Store(results / "history.sqlite") if history else None
@@ -39,10 +45,14 @@ def after(tmp_path: Path, nights: list[list[Case]], *, history: bool = True) -> 
         run_dir = write_run(results, index, cases)
         if store is not None:
             store.ingest(run_dir)
-    error = after_run.after_run(
-        run_dir, store=store, ledger=load_ledger(), dashboard=results / "dashboard"
+    outcome = after_run.after_run(
+        finished(run_dir),
+        store=store,
+        ledger=load_ledger(),
+        dashboard=results / "dashboard",
+        publishing=publishing,
     )
-    return error, run_dir
+    return outcome.error, run_dir
 
 
 def test_a_run_whose_only_failures_are_known_exits_0_and_says_known(tmp_path: Path) -> None:
@@ -111,14 +121,17 @@ def test_a_slower_perf_test_exits_14(tmp_path: Path) -> None:
     assert "### Slower (1)" in (run_dir / "summary.md").read_text()
 
 
-def test_the_summary_goes_to_the_github_step_summary_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_summary_goes_to_the_github_step_summary_too(tmp_path: Path) -> None:
     step = tmp_path / "step-summary.md"
     step.write_text("earlier step\n")
-    monkeypatch.setenv(summary.STEP_SUMMARY, str(step))
-    monkeypatch.setenv(after_run.SITE_URL, "https://ci.example.org/flagci/")
-    _, run_dir = after(tmp_path, [[Case(CPU, "s::t")], [Case(CPU, "s::t", "failed", SHARED)]])
+    publishing = publishing_from(
+        {STEP_SUMMARY_SETTING: str(step), SITE_URL_SETTING: "https://ci.example.org/flagci/"}
+    )
+    _, run_dir = after(
+        tmp_path,
+        [[Case(CPU, "s::t")], [Case(CPU, "s::t", "failed", SHARED)]],
+        publishing=publishing,
+    )
     text = step.read_text()
     assert text.startswith("earlier step\n")
     assert text.endswith((run_dir / "summary.md").read_text() + "\n")

@@ -120,8 +120,7 @@ def test_a_harness_error_is_a_lane_problem_never_a_new_failure_or_a_regression()
     assert not verdict.new_failure and verdict.regression_of is None
     run = run_verdicts.of_run(history, "r1")
     assert run.lane_problems == (verdict,) and run.unknown == () and run.regressions == ()
-    error = run_verdicts.exit_error(run)
-    assert error is not None and error.exit_code == 15
+    assert run_verdicts.RunOutcome(run).exit_code == 15
     # The same failure from the compiler is the regression it would be.
     compiler = observe(
         [
