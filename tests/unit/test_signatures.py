@@ -122,7 +122,7 @@ def test_the_source_location_is_a_detail_not_part_of_the_key() -> None:
             "ptxas error   : Entry function 'k' uses too much shared data (0x40000 bytes,"
             " 0xc000 max)",
             "out_of_resources",
-            "out_of_resources|shared memory|262144|49152|?",
+            "out_of_resources|shared memory|262144|49152",
         ),
         (
             "Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f1c (most recent"
