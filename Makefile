@@ -34,7 +34,10 @@ ci-kunlun: venv
 	$(BIN)/flagci run --inventory $(INVENTORY) --limit kunlun_p800 \
 	  --lanes $(if $(LANES),$(LANES),$(KUNLUN_LANES)) $(RUN_ARGS)
 
+# The triage scores (tuning corpus and frozen split) are printed first; the test suite
+# asserts them (tests/unit/test_triage_score.py).
 test: venv lint
+	$(BIN)/python benchmarks/triage_score.py --quiet
 	$(BIN)/python -m pytest tests --durations=25
 
 lint: venv
