@@ -34,7 +34,10 @@ ci-iluvatar ci-kunlun: ci-%: venv
 	$(BIN)/flagci run --inventory $(INVENTORY) --limit $(GROUP_$*) \
 	  --lanes $(if $(LANES),$(LANES),"$$lanes") $(RUN_ARGS)
 
+# The triage scores (tuning corpus and frozen split) are printed first; the test suite
+# asserts them (tests/unit/test_triage_score.py).
 test: venv lint
+	$(BIN)/python benchmarks/triage_score.py --quiet
 	$(BIN)/python -m pytest tests --durations=25
 
 lint: venv

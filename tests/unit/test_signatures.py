@@ -122,7 +122,7 @@ def test_the_source_location_is_a_detail_not_part_of_the_key() -> None:
             "ptxas error   : Entry function 'k' uses too much shared data (0x40000 bytes,"
             " 0xc000 max)",
             "out_of_resources",
-            "out_of_resources|shared memory|262144|49152|?",
+            "out_of_resources|shared memory|262144|49152",
         ),
         (
             "Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f1c (most recent"
@@ -386,3 +386,18 @@ def test_failure_kind_and_signature_agree_on_the_wrapped_uni_sram() -> None:
     assert signature_of("", f"OutOfResources: {message}", None).kind == kind
     real = "out of resource: shared memory, Required: 98304, Hardware limit: 65536."
     assert compile_failure_kind("OutOfResources", real, "") == "out_of_resources"
+
+
+def test_unclassified_says_what_structure_it_found_and_lacked() -> None:
+    bare = signature_of("", "the node printed something odd", None)
+    assert bare.kind == "unclassified"
+    assert bare.detail("structure") == (
+        "no exception line; no traceback frames; no known raising layer; no compile stage"
+    )
+    framed = signature_of(
+        "",
+        '  File "/x/site-packages/mylib/ops.py", line 3, in go\nKeyError: 3\n',
+        None,
+    )
+    assert "exception KeyError (from its exception line)" in (framed.detail("structure") or "")
+    assert "1 traceback frames" in framed.summary

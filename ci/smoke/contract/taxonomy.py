@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ci.smoke.contract import structure
+
 BACKEND_RESOLUTION = "backend_resolution"
 DRIVER = "driver"
 PASS_FAILURE = "pass_failure"
@@ -104,6 +106,8 @@ _MISSING_TOOL = (
     # A linker older than the release's code objects (Debian's lld 14 and Triton 3.3's COv5).
     (re.compile(r"(?P<tool>ld\.lld): error: unknown abi version"), "{tool} (too old)"),
     (re.compile(r"ASCEND_HOME_PATH is not set"), "the CANN toolkit (ASCEND_HOME_PATH)"),
+    # Building the launcher stub needs a host C compiler (triton/runtime/build.py).
+    (re.compile(r"Failed to find C compiler"), "the host C compiler (CC)"),
     (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
     (
         re.compile(
@@ -279,7 +283,14 @@ _COMPILE_FRAME = re.compile(
 
 
 def kind_of(text: str) -> str:
-    """The kind of the failure this (cleaned) log shows; ``UNCLASSIFIED`` if none."""
+    """The kind of the failure this (cleaned) log shows; ``UNCLASSIFIED`` if none.
+
+    The log's structure decides first (``structure.TABLE``: raising layer, exception,
+    stage); the forms below refine what the structure leaves open.
+    """
+    decided, _ = structure.decide(structure.parse(text), text)
+    if decided:
+        return decided
     for kind, form in _FORMS:
         if form.search(text):
             return kind

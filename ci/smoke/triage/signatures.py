@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci.smoke.contract import records, taxonomy
+from ci.smoke.contract import records, structure, taxonomy
 from ci.smoke.contract.taxonomy import KINDS, clean_log, kind_of
 
 
@@ -492,7 +492,13 @@ def _pass_failure(kind: str, evidence: Evidence) -> Signature:
         base += f" ({backend})" if backend and bare else ""
         what = f"{stage}: {base}" if stage else (base if bare else "")
     wrapper = f"wrapped:{resource.resource}" if resource is not None else ""
-    key = _with_fallback(kind, [what, mlir.keyed_pass, mlir.op, kernel, wrapper], evidence)
+    # Kernels and locations are details (a report of the same bug may lack them), except
+    # in a catch-all: a failure that reports no diagnostic and no abort has no identity
+    # of its own, and the kernel is all that tells two of them apart.
+    catch_all = not (mlir.diagnostic or mlir.abort)
+    key = _with_fallback(
+        kind, [what, mlir.keyed_pass, mlir.op, kernel if catch_all else "", wrapper], evidence
+    )
     where = f" in {stage}" if stage else ""
     summary = f"MLIR pass failure{where}: {_mlir_summary(mlir)}"
     details = _mlir_details(mlir)
@@ -543,7 +549,7 @@ def _codegen(kind: str, evidence: Evidence) -> Signature:
     kernel, target = kernel_of(evidence), evidence.job("target")
     resource = "registers" if re.search(r"[Rr]egister", message) else ""
     op = _OP_IN_MESSAGE.search(evidence.text)
-    key = _with_fallback(kind, [f"{tool}: {message}", target, kernel], evidence)
+    key = _with_fallback(kind, [f"{tool}: {message}", target], evidence)
     summary = f"codegen failure ({stage or tool}): {normalise(message)}"
     if target:
         summary += f" for {target}"
@@ -579,7 +585,7 @@ def _frontend(kind: str, evidence: Evidence) -> Signature:
     error = (reprs or errors or [headline(evidence)])[0 if reprs else -1]
     kernel = kernel_of(evidence)
     where = f"{location['line']}:{location['col']}" if location else ""
-    key = _with_fallback(kind, [without_numbers(error), kernel, where], evidence)
+    key = _with_fallback(kind, [without_numbers(error)], evidence)
     return Signature(
         kind=kind,
         key=key,
@@ -595,7 +601,7 @@ def _resource(kind: str, evidence: Evidence) -> Signature:
     required = found.required if found else ""
     limit = found.limit if found else ""
     kernel = kernel_of(evidence)
-    key = _with_fallback(kind, [resource, required, limit, kernel], evidence)
+    key = _with_fallback(kind, [resource, required, limit], evidence)
     return Signature(
         kind=kind,
         key=key,
@@ -656,7 +662,7 @@ def _driver(kind: str, evidence: Evidence) -> Signature:
     message = re.sub(r"^0x(?=[0-9a-fA-F]+\b)", "code ", device["message"])
     return Signature(
         kind=kind,
-        key=_with_fallback(kind, [device["api"], message, kernel], evidence),
+        key=_with_fallback(kind, [device["api"], message], evidence),
         summary=f"the {device['api']} driver refused the kernel: {normalise(device['message'])}",
         details=_details(api=device["api"], message=normalise(device["message"]), kernel=kernel),
     )
@@ -672,7 +678,37 @@ def _toolchain(kind: str, evidence: Evidence) -> Signature:
     )
 
 
+_EVENT_REASONS = {
+    "collective": "a collective's watchdog timed out",
+    "worker": "a worker process was lost",
+    "build": "a build's compiler was killed",
+}
+_KILLED_PROGRAM = re.compile(r"Killed signal terminated program (?P<program>\S+)")
+
+
+def _event_signature(kind: str, evidence: Evidence, event: str) -> Signature:
+    """A process-level event (structure.EVENTS): the component and what it waited on."""
+    text = evidence.text
+    what = ""
+    if event == "collective":
+        collective = _COLLECTIVE.search(text)
+        what = f"{collective['op']} of {collective['numel']}" if collective else ""
+    elif event == "build":
+        killed = _KILLED_PROGRAM.search(text)
+        what = f"{killed['program']} killed (memory)" if killed else ""
+    reason = _EVENT_REASONS[event]
+    return Signature(
+        kind=kind,
+        key=make_key(kind, event, what or reason),
+        summary=f"infrastructure ({event}): {reason}" + (f": {what}" if what else ""),
+        details=_details(component=event, reason=reason, waiting=what),
+    )
+
+
 def _infrastructure(kind: str, evidence: Evidence) -> Signature:
+    event = structure.parse(evidence.text).event
+    if event:
+        return _event_signature(kind, evidence, event)
     for component, pattern in taxonomy.INFRASTRUCTURE_FORMS:
         match = pattern.search(evidence.text)
         if match is None:
@@ -797,6 +833,27 @@ _MAX_ERROR = (
 _OUTPUT_NAME = re.compile(r"\b(?:output|tensor)\s+'?(?P<name>[A-Za-z_]\w*)'?")
 
 
+# The failing test's id: pytest's node id (a FAILED line, a summary line), a unittest id
+# from PyTorch's repro line or a report's header.
+_TEST_IDS = (
+    re.compile(r"(?P<id>[\w./-]+\.py::[^\s`'\\]+)"),
+    re.compile(r"\bpython\S* [\w./-]+\.py (?P<id>[A-Z]\w*\.test\w*)"),
+    re.compile(r"^_{3,} (?P<id>[A-Z]\w*\.test\w*|test\w*(?:\[[^\]\s]*\])?) _{3,}", re.M),
+)
+
+
+def test_of(evidence: Evidence) -> str:
+    """The failing test's id: the record's, else the first the text names."""
+    named = evidence.job("test") or evidence.failure.get("test")
+    if isinstance(named, str) and named:
+        return named
+    for form in _TEST_IDS:
+        found = form.search(evidence.text)
+        if found:
+            return found["id"]
+    return ""
+
+
 def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
     text = evidence.text
     error = next((m for p in _MAX_ERROR if (m := p.search(text))), None)
@@ -804,19 +861,22 @@ def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
     where = output["name"] if output else ""
     index = (error.groupdict().get("index") or "") if error else ""
     max_error = error["error"] if error else ""
-    kernel = kernel_of(evidence)
+    kernel, test = kernel_of(evidence), test_of(evidence)
     form = next((m for p in taxonomy.NUMERIC_FORMS if (m := p.search(text))), None)
     line = ""
     if form is not None:
         line = text[text.rfind("\n", 0, form.start()) + 1 : text.find("\n", form.end())]
     return Signature(
         kind=kind,
-        key=_with_fallback(kind, [where, kernel], evidence, line),
+        # The test is the identity of a wrong answer (the tolerance line is a template);
+        # with no test named, the output and the kernel are all there is.
+        key=_with_fallback(kind, [test, where] if test else [where, kernel], evidence, line),
         summary="numeric mismatch"
+        + (f" in {test}" if test else "")
         + (f" in output '{where}'" if where else "")
         + (f": max abs error {max_error}" if max_error else "")
         + (f" at ({index})" if index else ""),
-        details=_details(output=where, max_error=max_error, index=index, kernel=kernel),
+        details=_details(test=test, output=where, max_error=max_error, index=index, kernel=kernel),
     )
 
 
@@ -825,11 +885,15 @@ def _headline_signature(kind: str, evidence: Evidence) -> Signature:
     line = headline(evidence)
     stage, kernel = stage_of(evidence), kernel_of(evidence)
     described = "unclassified failure" if kind == taxonomy.UNCLASSIFIED else kind.replace("_", " ")
+    # What the log's structure has and lacks, so the reader knows where to look.
+    found = structure.parse(evidence.text).found() if kind == taxonomy.UNCLASSIFIED else ""
     return Signature(
         kind=kind,
         key=make_key(kind, without_numbers(line)[:200], stage, kernel),
-        summary=f"{described}: {normalise(line)[:300]}",
-        details=_details(headline=normalise(line)[:300], stage=stage, kernel=kernel),
+        summary=f"{described}: {normalise(line)[:300]}" + (f" [{found}]" if found else ""),
+        details=_details(
+            headline=normalise(line)[:300], stage=stage, kernel=kernel, structure=found
+        ),
     )
 
 

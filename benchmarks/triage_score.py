@@ -1,0 +1,192 @@
+"""Scores the failure signatures on the tuning corpus and on the frozen evaluation split.
+
+For each set: class accuracy, the labelled key facts found in the signatures' details, the
+same-bug groups given one key, the collisions (one key for different bugs) and the
+confusion of classes. The README's triage figures are this script's output. Run from the
+repository root:
+
+    .venv/bin/python benchmarks/triage_score.py [--markdown]
+
+tests/fixtures/failure_corpus/corpus.toml is the tuning set (rules are written against it);
+frozen.toml is the evaluation split, scored only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import tomllib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ci.smoke.contract.taxonomy import KINDS
+from ci.smoke.triage.signatures import Signature, signature_of
+
+CORPUS_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "failure_corpus"
+TUNING = CORPUS_DIR / "corpus.toml"
+FROZEN = CORPUS_DIR / "frozen.toml"
+# Labelled facts, compared with the signature's details of the same name.
+FACTS = ("pass", "kernel", "resource", "op", "test", "stage")
+ENTRY_KEYS = {"id", "source", "kind", "text", "same_bug", "job", *FACTS}
+
+
+@dataclass(frozen=True)
+class Log:
+    id: str
+    source: str
+    kind: str
+    text: str
+    labels: dict[str, str]
+    same_bug: str
+    job: dict[str, Any]
+
+
+def load(path: Path) -> list[Log]:
+    """The corpus file's logs; an unknown field or kind is an error."""
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    logs = []
+    for entry in raw["log"]:
+        unknown = set(entry) - ENTRY_KEYS
+        if unknown:
+            raise ValueError(f"{path}: log {entry.get('id')}: unknown keys {sorted(unknown)}")
+        if entry["kind"] not in KINDS:
+            raise ValueError(f"{path}: log {entry['id']}: unknown kind {entry['kind']!r}")
+        if not entry["source"].startswith("https://github.com/"):
+            raise ValueError(f"{path}: log {entry['id']}: source is not a GitHub link")
+        logs.append(
+            Log(
+                id=entry["id"],
+                source=entry["source"],
+                kind=entry["kind"],
+                text=entry["text"],
+                labels={f: entry[f] for f in FACTS if entry.get(f)},
+                same_bug=entry.get("same_bug", ""),
+                job=entry.get("job", {}),
+            )
+        )
+    ids = [log.id for log in logs]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{path}: duplicate ids")
+    return logs
+
+
+def sign(log: Log, folder: Path, text: str | None = None, message: str = "") -> Signature:
+    """The signature the smoke harness would write: the job (if any) in failure.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = folder / "failure.json"
+    if log.job:
+        record.write_text(json.dumps({"job": log.job}), encoding="utf-8")
+    elif record.exists():
+        record.unlink()
+    return signature_of(message, log.text if text is None else text, folder)
+
+
+@dataclass
+class Score:
+    name: str
+    logs: int = 0
+    right: int = 0
+    facts: int = 0
+    facts_kept: int = 0
+    groups: int = 0
+    groups_one_key: int = 0
+    collisions: list[tuple[str, list[str]]] = field(default_factory=list)
+    confusion: Counter[tuple[str, str]] = field(default_factory=Counter)
+    wrong: list[tuple[str, str, str]] = field(default_factory=list)
+    lost: list[tuple[str, str, str, str]] = field(default_factory=list)
+    split: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def accuracy(self) -> float:
+        return self.right / self.logs if self.logs else 0.0
+
+
+def score(name: str, logs: list[Log], signed: dict[str, Signature]) -> Score:
+    result = Score(name, logs=len(logs))
+    for log in logs:
+        got = signed[log.id]
+        result.confusion[(log.kind, got.kind)] += 1
+        if got.kind == log.kind:
+            result.right += 1
+        else:
+            result.wrong.append((log.id, log.kind, got.kind))
+        for fact, value in log.labels.items():
+            result.facts += 1
+            if got.detail(fact) == value:
+                result.facts_kept += 1
+            else:
+                result.lost.append((log.id, fact, value, got.detail(fact) or ""))
+    groups: dict[str, set[str]] = defaultdict(set)
+    for log in logs:
+        if log.same_bug:
+            groups[log.same_bug].add(signed[log.id].key)
+    result.groups = len(groups)
+    result.groups_one_key = sum(1 for keys in groups.values() if len(keys) == 1)
+    result.split = {bug: sorted(keys) for bug, keys in groups.items() if len(keys) > 1}
+    owners: dict[str, set[str]] = defaultdict(set)
+    for log in logs:
+        owners[signed[log.id].key].add(log.same_bug or log.id)
+    result.collisions = [(key, sorted(bugs)) for key, bugs in owners.items() if len(bugs) > 1]
+    return result
+
+
+def score_file(name: str, path: Path) -> tuple[Score, dict[str, Signature]]:
+    logs = load(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        signed = {log.id: sign(log, Path(tmp) / log.id) for log in logs}
+    return score(name, logs, signed), signed
+
+
+def summary_line(result: Score) -> str:
+    return (
+        f"{result.name}: classes right {result.right} of {result.logs}"
+        f" ({result.accuracy:.0%}); key facts kept {result.facts_kept} of {result.facts};"
+        f" same-bug groups with one key {result.groups_one_key} of {result.groups};"
+        f" collisions {len(result.collisions)}"
+    )
+
+
+def confusion_table(results: list[Score]) -> str:
+    """Markdown: one row per labelled class, the classes given, per set."""
+    lines = ["| labelled | " + " | ".join(f"{r.name}: given" for r in results) + " |"]
+    lines.append("| --- |" + " --- |" * len(results))
+    labelled = sorted({k for r in results for k, _ in r.confusion})
+    for kind in labelled:
+        cells = []
+        for r in results:
+            given = Counter({g: n for (k, g), n in r.confusion.items() if k == kind})
+            cells.append(
+                ", ".join(
+                    f"{g} {n}" if g == kind else f"**{g} {n}**" for g, n in given.most_common()
+                )
+                or "-"
+            )
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def report(results: list[Score], verbose: bool = True) -> str:
+    out = [summary_line(r) for r in results]
+    if verbose:
+        for r in results:
+            out += [f"  {r.name} wrong class: {i} labelled {k}, given {g}" for i, k, g in r.wrong]
+            out += [f"  {r.name} collision: {key} <- {bugs}" for key, bugs in r.collisions]
+            out += [f"  {r.name} same bug, keys: {b} -> {keys}" for b, keys in r.split.items()]
+            out += [f"  {r.name} fact lost: {i} {f}={v!r} (got {g!r})" for i, f, v, g in r.lost]
+    out += ["", confusion_table(results)]
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quiet", action="store_true", help="figures and table only")
+    args = parser.parse_args()
+    results = [score_file("tuning", TUNING)[0], score_file("frozen", FROZEN)[0]]
+    print(report(results, verbose=not args.quiet))
+
+
+if __name__ == "__main__":
+    main()

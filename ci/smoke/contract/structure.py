@@ -1,0 +1,216 @@
+"""The structure of a failure log, and the one table from structure to failure kind.
+
+A log's structure is what does not depend on how a tool words its message: the exception
+type (from the exception line, else from a ``raise X(`` line), the traceback's frames, the
+layer that raised (Triton's frontend, a backend's ``make_*`` stage, the host build of the
+launcher, the driver's loader, the launcher, a test, the import of a package) and the
+process-level events around it (a collective's watchdog, a lost worker, a build's compiler
+killed). ``decide`` looks the structure up in ``TABLE``: the first row whose layer,
+exception and stage match gives the kind; a row's ``words`` only refine a row (they are
+tried on the exception's message, never instead of the frames). A new vendor's log form is
+a new row (or a new layer pattern), not a new function.
+
+Standard library only: this module is part of the lane package. It names kinds by their
+strings (``ci.smoke.contract.taxonomy`` holds the list and checks the table against it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Pattern, Tuple
+
+# --------------------------------------------------------------------------------------
+# Frames and layers
+
+# A traceback frame ("File "x.py", line 3, in f"). A faulthandler dump's frames ("line 3 in
+# f", no comma) are where threads stood when a signal came, not where anything was raised.
+_FRAME = re.compile(r"^\s*File \"(?P<path>[^\"]+)\", line \d+, in (?P<function>[\w<>.]+)", re.M)
+
+# (layer, path pattern, function pattern): the first layer whose pattern matches a frame.
+# Paths are matched with "/" separators.
+LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
+    ("host_build", re.compile(r"triton/runtime/build\.py$"), None),
+    ("frontend", re.compile(r"triton/(?:language/|compiler/code_generator\.py$)"), None),
+    (
+        "frontend",
+        re.compile(r"triton/compiler/compiler\.py$"),
+        re.compile(r"^(?:make_ir|ast_to_ttir)$"),
+    ),
+    ("backend", re.compile(r"triton/backends/\w+/(?:\w+/)*compiler\w*\.py$"), None),
+    ("loader", re.compile(r"triton/backends/\w+/driver\.py$|triton/runtime/driver\.py$"), None),
+    ("launcher", re.compile(r"^<string>$"), re.compile(r"^launcher$")),
+    ("launcher", re.compile(r"triton/runtime/jit\.py$"), re.compile(r"^run$")),
+    (
+        "launcher",
+        re.compile(r"triton/compiler/compiler\.py$"),
+        re.compile(r"^(?:run|__getitem__|_init_handles)$"),
+    ),
+    ("compile", re.compile(r"triton/compiler/compiler\.py$"), None),
+    ("import", re.compile(r"."), re.compile(r"^<module>$")),
+)
+
+# Process-level events a log shows outside any traceback: (layer, form).
+EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
+    (
+        "collective",
+        re.compile(
+            r"Watchdog caught collective operation timeout|ProcessGroupNCCL\S*\s*watchdog", re.I
+        ),
+    ),
+    (
+        "worker",
+        re.compile(
+            r"(?:Actor|RayActor)(?:Died)?Error: The actor died unexpectedly"
+            r"|The actor is dead because its worker process has died"
+        ),
+    ),
+    ("build", re.compile(r"fatal error: Killed signal terminated program (?P<program>cc1\w*|\S+)")),
+)
+
+# A binary stage: the vendor's assembler or linker runs (ptxas, the HSACO linker, ocloc,
+# bishengir): a failure raised there is codegen.
+BINARY_STAGE = re.compile(r"^make_(?:cubin|hsaco|zebin|spv|\w*bin)$")
+_STAGE_FRAME = re.compile(r"^make_\w+$")
+
+# The exception line: "Name: message", "pkg.mod.NameError: ..." (the last one is the raised).
+_EXCEPTION = re.compile(
+    r"^\s*(?:[A-Za-z_][\w]*\.)*(?P<type>[A-Z]\w*(?:Error|Exception|Failed|Expired))(?::\s*(?P<message>.*))?$",
+    re.M,
+)
+_RAISE = re.compile(
+    r"^\s*raise (?:[\w]+\.)*(?P<type>[A-Z]\w*(?:Error|Exception))\((?P<message>.*)$", re.M
+)
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    function: str
+
+
+@dataclass(frozen=True)
+class Structure:
+    exception: str  # the raised exception's type ("" where the log shows none)
+    message: str  # its message (from its exception line or its raise line)
+    exception_source: str  # "exception line", "raise line" or ""
+    frames: Tuple[Frame, ...]
+    layer: str  # the raising layer: innermost frame of a known layer, else an event's
+    stage: str  # the make_* stage on the call chain
+    event: str  # a process-level event (collective, worker, build) or ""
+
+    def found(self) -> str:
+        """What structure the log has and lacks, in words (for an unclassified failure)."""
+        parts = [
+            f"exception {self.exception} (from its {self.exception_source})"
+            if self.exception
+            else "no exception line",
+            f"{len(self.frames)} traceback frames" if self.frames else "no traceback frames",
+            f"raised in the {self.layer} layer" if self.layer else "no known raising layer",
+            f"stage {self.stage}" if self.stage else "no compile stage",
+        ]
+        return "; ".join(parts)
+
+
+def _layer_of(frame: Frame) -> str:
+    path = frame.path.replace("\\", "/")
+    for layer, path_form, function_form in LAYERS:
+        if path_form.search(path) and (
+            function_form is None or function_form.match(frame.function)
+        ):
+            return layer
+    return ""
+
+
+def parse(text: str) -> Structure:
+    """The structure of a (cleaned) log."""
+    frames = tuple(Frame(m["path"], m["function"]) for m in _FRAME.finditer(text))
+    exceptions = [m for m in _EXCEPTION.finditer(text) if m["message"] is not None]
+    exception, message, source = "", "", ""
+    if exceptions:
+        last = exceptions[-1]
+        exception, message, source = last["type"], last["message"].strip(), "exception line"
+    else:
+        raised = list(_RAISE.finditer(text))
+        if raised:
+            exception, source = raised[-1]["type"], "raise line"
+            message = raised[-1]["message"].strip().strip("\"')")
+    layer = ""
+    for frame in reversed(frames):
+        layer = _layer_of(frame)
+        if layer and layer != "import":
+            break
+    stage = next((f.function for f in reversed(frames) if _STAGE_FRAME.match(f.function)), "")
+    event = next((name for name, form in EVENTS if form.search(text)), "")
+    return Structure(exception, message, source, frames, layer, stage, event)
+
+
+# --------------------------------------------------------------------------------------
+# The table: (raising layer, exception, stage, words) -> kind. First match wins.
+
+
+@dataclass(frozen=True)
+class Row:
+    kind: str
+    layer: str = "*"  # a layer of LAYERS, an event of EVENTS, or "*"
+    exception: Optional[Pattern[str]] = None  # the exception type; None: any (or none)
+    stage: Optional[Pattern[str]] = None  # the stage; None: any (or none)
+    words: Optional[Pattern[str]] = None  # refines the row: the exception's message (or log)
+    why: str = ""
+
+    def matches(self, found: Structure, text: str) -> bool:
+        if self.layer != "*" and self.layer not in (found.layer, found.event):
+            return False
+        if self.exception is not None and not self.exception.fullmatch(found.exception):
+            return False
+        if self.stage is not None and not self.stage.match(found.stage):
+            return False
+        return self.words is None or bool(self.words.search(found.message or text))
+
+
+_IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
+# A fault of the device while a kernel ran, reported through the driver's error path.
+_DEVICE_FAULT = re.compile(
+    r"illegal memory access|misaligned address|unspecified launch failure"
+    r"|illegal instruction|hardware (?:exception|stack error)|trapType",
+    re.I,
+)
+
+TABLE: Tuple[Row, ...] = (
+    # Not the compiler: the node, the network, the package install, the host toolchain.
+    Row("infrastructure", layer="collective", why="a collective's watchdog across workers"),
+    Row("infrastructure", layer="worker", why="a worker process was lost"),
+    Row("infrastructure", layer="build", why="a build's compiler was killed (memory)"),
+    Row(
+        "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
+    ),
+    Row("toolchain", layer="host_build", why="building the launcher needs the host C compiler"),
+    Row(
+        "toolchain",
+        words=re.compile(r"Failed to find C compiler"),
+        why="no host C compiler (seen in the message or its raise line)",
+    ),
+    # The device faulted while the kernel ran: the launcher or the driver reports it.
+    Row(
+        "crash",
+        words=_DEVICE_FAULT,
+        exception=re.compile(r"RuntimeError|\w*Error"),
+        why="device fault",
+    ),
+    # Where the exception was raised.
+    Row("frontend", layer="frontend", why="raised by Triton's frontend (code generator, language)"),
+    Row("codegen", layer="backend", stage=BINARY_STAGE, why="raised in a backend's binary stage"),
+    Row(
+        "codegen",
+        words=re.compile(r"Internal Triton \w+ codegen error"),
+        why="a backend's assembler failed (older wording)",
+    ),
+)
+
+
+def decide(found: Structure, text: str) -> Tuple[str, Optional[Row]]:
+    """The kind the table gives the structure, and the row; ("", None) where none does."""
+    for row in TABLE:
+        if row.matches(found, text):
+            return row.kind, row
+    return "", None
