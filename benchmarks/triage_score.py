@@ -8,7 +8,9 @@ repository root:
     .venv/bin/python benchmarks/triage_score.py [--markdown]
 
 tests/fixtures/failure_corpus/corpus.toml is the tuning set (rules are written against it);
-frozen.toml is the evaluation split, scored only.
+every frozen*.toml beside it is a held-out evaluation split (frozen.toml, frozen2.toml, ...),
+scored only and each scored separately: a later split is collected after the earlier ones
+were read, so it measures what the rules do on logs nobody has looked at.
 """
 
 from __future__ import annotations
@@ -28,6 +30,17 @@ from ci.smoke.triage.signatures import Signature, signature_of
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "failure_corpus"
 TUNING = CORPUS_DIR / "corpus.toml"
 FROZEN = CORPUS_DIR / "frozen.toml"
+
+
+def frozen_files() -> list[tuple[str, Path]]:
+    """Every frozen split, in order: ("frozen", frozen.toml), ("frozen-2", frozen2.toml), ..."""
+    found = []
+    for path in CORPUS_DIR.glob("frozen*.toml"):
+        number = path.stem.removeprefix("frozen")
+        found.append((int(number) if number.isdigit() else 1, path))
+    return [(f"frozen-{n}" if n > 1 else "frozen", path) for n, path in sorted(found)]
+
+
 # Labelled facts, compared with the signature's details of the same name.
 FACTS = ("pass", "kernel", "resource", "op", "test", "stage")
 ENTRY_KEYS = {"id", "source", "kind", "text", "same_bug", "job", *FACTS}
@@ -184,7 +197,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quiet", action="store_true", help="figures and table only")
     args = parser.parse_args()
-    results = [score_file("tuning", TUNING)[0], score_file("frozen", FROZEN)[0]]
+    results = [score_file("tuning", TUNING)[0]]
+    results += [score_file(name, path)[0] for name, path in frozen_files()]
     print(report(results, verbose=not args.quiet))
 
 

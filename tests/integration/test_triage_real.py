@@ -160,4 +160,4 @@ def test_bisect_through_local_venvs_walks_the_family_in_release_order(tmp_path: 
         "cpu-triton-3.2.0",
         "cpu-triton-3.5.1",
     )
-    assert run.run_dir.name.endswith("-bisect") and (run.run_dir / "merged.xml").is_file()
+    assert run.folder.name.endswith("-bisect") and (run.folder / "merged.xml").is_file()

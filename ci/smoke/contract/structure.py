@@ -79,7 +79,17 @@ _EXCEPTION = re.compile(
     re.M,
 )
 _RAISE = re.compile(
-    r"^\s*raise (?:[\w]+\.)*(?P<type>[A-Z]\w*(?:Error|Exception))\((?P<message>.*)$", re.M
+    r"^\s*raise (?:[\w]+\.)*(?P<type>[A-Z]\w*(?:Error|Exception|Expired|Timeout))"
+    r"\((?P<message>.*)$",
+    re.M,
+)
+# An exception printed as its repr on a line of its own ("NameError('x is not defined')"): how
+# Triton's CompilationError prints the error raised inside the JIT'ed function, under the
+# source line and its caret, so a log that lost the "CompilationError: at L:C" header still
+# shows it.
+_REPR = re.compile(
+    r"^\s*(?P<type>[A-Z]\w*(?:Error|Exception))\((?P<message>.*)\)\s*$",
+    re.M,
 )
 
 
@@ -122,14 +132,35 @@ def _layer_of(frame: Frame) -> str:
     return ""
 
 
+# A line that starts something else than a wrapped message: a frame, a traceback, an exception.
+_NOT_CONTINUATION = re.compile(r"^\s*(?:File \"|Traceback|During handling|The above exception)")
+
+
+def _continuation(text: str, end: int, limit: int = 4) -> list[str]:
+    """The lines a tool wrapped an exception's message onto (up to a blank line)."""
+    lines = []
+    for line in text[end:].split("\n")[1 : limit + 1]:
+        if not line.strip() or _NOT_CONTINUATION.match(line) or _EXCEPTION.match(line):
+            break
+        lines.append(line.strip())
+    return lines
+
+
 def parse(text: str) -> Structure:
     """The structure of a (cleaned) log."""
     frames = tuple(Frame(m["path"], m["function"]) for m in _FRAME.finditer(text))
-    exceptions = [m for m in _EXCEPTION.finditer(text) if m["message"] is not None]
+    exceptions = [
+        (m, "exception line") for m in _EXCEPTION.finditer(text) if m["message"] is not None
+    ]
+    exceptions += [(m, "repr line") for m in _REPR.finditer(text)]
     exception, message, source = "", "", ""
     if exceptions:
-        last = exceptions[-1]
-        exception, message, source = last["type"], last["message"].strip(), "exception line"
+        last, source = max(exceptions, key=lambda found: found[0].start())
+        exception, message = last["type"], last["message"].strip()
+        if source == "repr line":
+            message = message.strip("\"'")
+        else:
+            message = " ".join([message, *_continuation(text, last.end())]).strip()
     else:
         raised = list(_RAISE.finditer(text))
         if raised:
@@ -156,6 +187,14 @@ class Row:
     exception: Optional[Pattern[str]] = None  # the exception type; None: any (or none)
     stage: Optional[Pattern[str]] = None  # the stage; None: any (or none)
     words: Optional[Pattern[str]] = None  # refines the row: the exception's message (or log)
+    # Where the words are looked for: "message" (the exception's message, else the log) or
+    # "log" (the whole log: reports that print their diagnosis outside any exception line) or
+    # "any" (the message, with its wrapped lines, or any line of the log).
+    scope: str = "message"
+    # The log around the exception: a form that must be somewhere in the log (a banner).
+    context: Optional[Pattern[str]] = None
+    # Where the exception was read from ("exception line", "raise line", "repr line"); "" any.
+    source: str = ""
     why: str = ""
 
     def matches(self, found: Structure, text: str) -> bool:
@@ -165,15 +204,53 @@ class Row:
             return False
         if self.stage is not None and not self.stage.match(found.stage):
             return False
-        return self.words is None or bool(self.words.search(found.message or text))
+        if self.source and self.source != found.exception_source:
+            return False
+        if self.context is not None and not self.context.search(text):
+            return False
+        if self.words is None:
+            return True
+        if self.scope == "any":
+            return bool(self.words.search(found.message) or self.words.search(text))
+        return bool(self.words.search(text if self.scope == "log" else found.message or text))
 
 
 _IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
 # A fault of the device while a kernel ran, reported through the driver's error path.
 _DEVICE_FAULT = re.compile(
     r"illegal memory access|misaligned address|unspecified launch failure"
-    r"|illegal instruction|hardware (?:exception|stack error)|trapType",
+    r"|illegal instruction|hardware (?:exception|stack error)|trapType|device-side assert",
     re.I,
+)
+# A device's own report that a kernel faulted, printed outside any exception line (Ascend's
+# runtime: an AI core or vector core exception, an abnormal core execution).
+_DEVICE_REPORT = re.compile(
+    r"\bai ?core exception\b|\b(?:ai ?core|vector core|cube core) execution is abnormal"
+    r"|\baivec error\b|\bai ?core error\b|\bAicore kernel execute failed",
+    re.I,
+)
+# A timeout: the exception's type says so.
+_TIMEOUT_TYPE = re.compile(r"\w*Timeout\w*|TimeoutExpired")
+# A timeout in a tool's own words, on one line with what it waited on: a compile, an autotune
+# or benchmark run, a compile worker.
+_WAITED = r"(?:compil\w*|autotun\w*|benchmark\w*|precompil\w*)"
+_TIMED_OUT = r"(?:time[sd]? ?out|did not (?:finish|complete) (?:with)?in)"
+_COMPILE_TIMEOUT = re.compile(
+    rf"^[^\n]*(?:\b{_TIMED_OUT}\b[^\n]*\b{_WAITED}|\b{_WAITED}[^\n]*\b{_TIMED_OUT}\b)[^\n]*$",
+    re.I | re.M,
+)
+# The package environment: a package is absent or does not import.
+_PACKAGE_MISSING = re.compile(
+    r"Cannot find a working \w+ installation|No module named '|\bTritonMissing\b"
+)
+# The banner of a frontend error, or the caret under the kernel's source line it points at.
+_COMPILATION_BANNER = re.compile(
+    r"CompilationError|\bcompilation (?:error|failed)\b|^\s*\^+\s*$", re.I | re.M
+)
+# Python errors raised inside the JIT'ed function (the code generator re-raises them).
+_PYTHON_ERROR = re.compile(
+    r"NameError|IndexError|TypeError|ValueError|AttributeError|KeyError|AssertionError"
+    r"|UnboundLocalError|NotImplementedError"
 )
 
 TABLE: Tuple[Row, ...] = (
@@ -184,6 +261,7 @@ TABLE: Tuple[Row, ...] = (
     Row(
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
     ),
+    Row("harness_error", words=_PACKAGE_MISSING, why="a package of the environment is missing"),
     Row("toolchain", layer="host_build", why="building the launcher needs the host C compiler"),
     Row(
         "toolchain",
@@ -197,8 +275,24 @@ TABLE: Tuple[Row, ...] = (
         exception=re.compile(r"RuntimeError|\w*Error"),
         why="device fault",
     ),
+    Row("crash", words=_DEVICE_REPORT, scope="log", why="the device reports a kernel fault"),
+    # A timeout: a timeout exception, or a tool's words for a compile or autotune timeout.
+    Row("timeout", exception=_TIMEOUT_TYPE, why="a timeout exception"),
+    Row(
+        "timeout",
+        words=_COMPILE_TIMEOUT,
+        scope="any",
+        why="a compile, autotune or compile-worker wait timed out",
+    ),
     # Where the exception was raised.
     Row("frontend", layer="frontend", why="raised by Triton's frontend (code generator, language)"),
+    Row(
+        "frontend",
+        exception=_PYTHON_ERROR,
+        source="repr line",
+        context=_COMPILATION_BANNER,
+        why="a Python error raised in the JIT'ed function, printed under a compilation banner",
+    ),
     Row("codegen", layer="backend", stage=BINARY_STAGE, why="raised in a backend's binary stage"),
     Row(
         "codegen",
@@ -206,6 +300,20 @@ TABLE: Tuple[Row, ...] = (
         why="a backend's assembler failed (older wording)",
     ),
 )
+
+
+_TIMEOUT_PHRASE = re.compile(
+    rf"\b{_TIMED_OUT}\b[^\n]*?\b{_WAITED}|\b{_WAITED}[^\n]*?\b{_TIMED_OUT}\b", re.I
+)
+
+
+def timeout_phrase(found: Structure, text: str) -> str:
+    """A tool's words for a compile or autotune timeout ("Timeout after 60s compiling"), or ""."""
+    for where in (found.message, text):
+        match = _TIMEOUT_PHRASE.search(where)
+        if match:
+            return match.group(0)
+    return ""
 
 
 def decide(found: Structure, text: str) -> Tuple[str, Optional[Row]]:

@@ -62,7 +62,14 @@ NOT_THE_COMPILER = (HARNESS_ERROR, TOOLCHAIN, INFRASTRUCTURE)
 # tried repeatedly, since loggers nest (a GitHub Actions timestamp before a glog header).
 _PREFIXES = (
     re.compile(r"(?:\x1b|\^\[)\[[0-9;]*m"),  # ANSI colour, raw or as printed by a browser
-    re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?\s+"),  # ISO timestamp
+    # An ISO-8601 timestamp (any fraction, "Z" or a UTC offset), and the stream and tag a
+    # container runtime's log (CRI, Kubernetes) puts after it: "...+01:00 stderr F ".
+    re.compile(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"
+        r"(?:(?:stdout|stderr)\s+[FP]\s+)?"
+    ),
+    # A syslog or journald line: "Dec 09 13:35:40 host unit[123]: ".
+    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.@-]+(?:\[\d+\])?:\s"),
     re.compile(
         r"\(\w[\w-]*(?: \w+=\S+?)*\s+pid=\d+\)\s*"
     ),  # (Worker_TP1 pid=N), (VllmWorker rank=1 pid=N)
@@ -108,6 +115,18 @@ _MISSING_TOOL = (
     (re.compile(r"ASCEND_HOME_PATH is not set"), "the CANN toolkit (ASCEND_HOME_PATH)"),
     # Building the launcher stub needs a host C compiler (triton/runtime/build.py).
     (re.compile(r"Failed to find C compiler"), "the host C compiler (CC)"),
+    # The host C compiler is there but cannot build the launcher stub Triton generates.
+    (
+        re.compile(r"Failed to compile\. cc_cmd: \[\s*'(?P<tool>[^']+)'"),
+        "a host C compiler that builds the launcher ({tool})",
+    ),
+    (
+        re.compile(
+            r"Command '\[\s*'(?P<tool>[^']+)',[^\n]*?\b(?:__triton_launcher|\w+_utils|main)\.c'"
+            r"[^\n]*returned non-zero exit status"
+        ),
+        "a host C compiler that builds the launcher ({tool})",
+    ),
     (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
     (
         re.compile(
@@ -241,6 +260,8 @@ PASS_FAILURE_FORMS = (
     re.compile(r"Assertion `.+?' failed"),
     re.compile(r"UNREACHABLE executed at"),
     re.compile(r"LLVM ERROR: "),
+    # MLIR's translation of the LLVM dialect to LLVM IR (make_llir) failed on an op.
+    re.compile(r"LLVM Translation failed for operation"),
     re.compile(r"[`'][\w-]+[`'] pass\b"),
 )
 

@@ -728,13 +728,36 @@ def _infrastructure(kind: str, evidence: Evidence) -> Signature:
 _COLLECTIVE = re.compile(r"OpType=(?P<op>\w+), NumelIn=(?P<numel>\d+)")
 
 
+_STDLIB_FRAME = re.compile(r"[\\/]python3?\.?\d*[\\/](?!site-packages|dist-packages)[^\\/]+\.py$")
+
+
+def _timeout_site(found: structure.Structure) -> str:
+    """Where a timeout exception was raised: the innermost frame outside Python's stdlib."""
+    for frame in reversed(found.frames):
+        if not _STDLIB_FRAME.search(frame.path.replace("\\", "/")):
+            return f"{normalise(frame.path)} {frame.function}"
+    return ""
+
+
 def _timeout(kind: str, evidence: Evidence) -> Signature:
     text = evidence.text
     match = next((m for p in taxonomy.TIMEOUT_FORMS if (m := p.search(text))), None)
     line = ""
     if match is not None:
         line = text[text.rfind("\n", 0, match.start()) + 1 : text.find("\n", match.end())]
+    found = structure.parse(text)
+    waited = structure.timeout_phrase(found, text)
+    if not line and waited:
+        line = waited
     phase = "compile" if re.search(r"compil", line, re.IGNORECASE) else "test"
+    if re.search(r"autotun|benchmark", line, re.IGNORECASE):
+        phase = "autotune"
+    if waited and match is None:
+        # The tool's words for what timed out, figures cut: same wording, same key.
+        phase = f"{phase}: {re.sub(r'[0-9]+(?:[.][0-9]+)?', 'N', normalise(waited)).lower()}"
+    elif not match and found.exception:
+        site = _timeout_site(found)
+        phase = f"{found.exception}" + (f" in {site}" if site else "")
     collective = _COLLECTIVE.search(text)
     what = f"collective {collective['op']} of {collective['numel']}" if collective else ""
     if collective:
@@ -836,7 +859,7 @@ _OUTPUT_NAME = re.compile(r"\b(?:output|tensor)\s+'?(?P<name>[A-Za-z_]\w*)'?")
 # The failing test's id: pytest's node id (a FAILED line, a summary line), a unittest id
 # from PyTorch's repro line or a report's header.
 _TEST_IDS = (
-    re.compile(r"(?P<id>[\w./-]+\.py::[^\s`'\\]+)"),
+    re.compile(r"(?P<id>[\w./\\-]+\.py::[^\s`'\\]+)"),
     re.compile(r"\bpython\S* [\w./-]+\.py (?P<id>[A-Z]\w*\.test\w*)"),
     re.compile(r"^_{3,} (?P<id>[A-Z]\w*\.test\w*|test\w*(?:\[[^\]\s]*\])?) _{3,}", re.M),
 )
@@ -880,6 +903,30 @@ def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
     )
 
 
+# The package a harness error names: absent, not importable, or not a working install.
+_PACKAGE_FORMS = (
+    ("no module", re.compile(r"No module named '(?P<package>[\w.]+)")),
+    ("cannot import from", re.compile(r"cannot import name '\w+' from '(?P<package>[\w.]+)")),
+    ("not a working install", re.compile(r"Cannot find a working (?P<package>\w+) installation")),
+    ("undefined symbol", re.compile(r"(?P<package>lib\w+)\.so[\w.]*: undefined symbol")),
+)
+
+
+def _harness(kind: str, evidence: Evidence) -> Signature:
+    """The package that does not import, and how: its message's wording is not the identity."""
+    found = next(((form, m) for form, p in _PACKAGE_FORMS if (m := p.search(evidence.text))), None)
+    if found is None:
+        return _headline_signature(kind, evidence)
+    form, match = found
+    package = match["package"].lower()
+    return Signature(
+        kind=kind,
+        key=make_key(kind, f"package {package}", form),
+        summary=f"harness error: the package {package} does not import ({form})",
+        details=_details(package=package, form=form, headline=normalise(headline(evidence))[:300]),
+    )
+
+
 def _headline_signature(kind: str, evidence: Evidence) -> Signature:
     """Kinds with no identity of their own: the error line, the stage and the kernel."""
     line = headline(evidence)
@@ -909,4 +956,5 @@ _IDENTITY = {
     taxonomy.NUMERIC_MISMATCH: _numeric_mismatch,
     taxonomy.TOOLCHAIN: _toolchain,
     taxonomy.INFRASTRUCTURE: _infrastructure,
+    taxonomy.HARNESS_ERROR: _harness,
 }
