@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 from pathlib import Path
 
 from ci.commands.lanes_cmd import matrix_from
@@ -13,7 +14,7 @@ from ci.core.errors import UsageError
 from ci.history import store
 from ci.history.ledger import load_ledger
 from ci.history.verdicts import Verdict
-from ci.publish import dashboard, site
+from ci.publish import dashboard, overview, site
 from ci.results import reader
 
 
@@ -56,6 +57,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _db_option(board)
     board.add_argument("--out", type=Path, default=dashboard.DEFAULT_OUT, help="output folder")
     board.add_argument("--ledger", type=Path, default=None, help="known-issue ledger")
+    board.add_argument(
+        "--stale-hours",
+        type=float,
+        default=overview.STALE_AFTER.total_seconds() / 3600,
+        help="mark a lane stale when its latest run started longer ago than this"
+        " (default: %(default)g)",
+    )
     board.set_defaults(handler=_dashboard)
 
     pages = subparsers.add_parser(
@@ -194,7 +202,11 @@ def _site(args: argparse.Namespace, environ: Environ) -> int:
 
 def _dashboard(args: argparse.Namespace, environ: Environ) -> int:
     index = dashboard.build(
-        _store(args, environ), args.out, ledger=load_ledger(args.ledger), matrix=matrix_from(args)
+        _store(args, environ),
+        args.out,
+        ledger=load_ledger(args.ledger),
+        matrix=matrix_from(args),
+        stale_after=timedelta(hours=args.stale_hours),
     )
     print(f"dashboard: {index}")
     return 0

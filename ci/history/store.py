@@ -623,6 +623,21 @@ class Store:
                 )
             ]
 
+    def lane_seconds(self, run_ids: Sequence[str]) -> dict[tuple[str, str], float]:
+        """The summed test time of each (run, lane) of ``run_ids`` that recorded times."""
+        if not run_ids:
+            return {}
+        marks = ",".join("?" * len(run_ids))
+        with self.session(create=False) as session:
+            return {
+                (run_id, lane): float(seconds)
+                for run_id, lane, seconds in session.rows(
+                    "SELECT run_id, lane, SUM(duration) FROM results"
+                    f" WHERE run_id IN ({marks}) AND duration IS NOT NULL GROUP BY run_id, lane",
+                    tuple(run_ids),
+                )
+            }
+
     def evaluate(self, ledger: Ledger) -> History:
         return evaluate(self.observations(), ledger)
 

@@ -39,6 +39,7 @@ from statistics import median
 from typing import Literal
 
 from ci.history.ledger import KnownIssue, Ledger
+from ci.results.reader import ARTIFACTS_ANCHOR
 from ci.smoke.contract import taxonomy
 
 FLAKY_WINDOW = 20
@@ -79,6 +80,11 @@ class RunInfo:
     status: str
     # The CI run's artifacts, where the run's files are kept ("": in run_dir).
     artifacts_url: str = ""
+
+    @property
+    def ci_url(self) -> str:
+        """The CI run that made the run, its jobs and logs ("": not made in CI)."""
+        return self.artifacts_url.removesuffix(ARTIFACTS_ANCHOR)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from ci.history.verdicts import (
     Verdict,
     evaluate,
 )
-from ci.publish import issue_sync, notify, summary
+from ci.publish import issue_sync, notify, site, summary
 from ci.publish.dashboard import failure_page
 from ci.results import reader
 
@@ -97,12 +97,11 @@ def run_verdicts(run: reader.RunData, store: Store | None, ledger: Ledger) -> Ru
 
 def failure_links(run_dir: Path, dashboard: Path | None, site_url: str) -> summary.Link:
     """Failure page addresses: under the published site, else relative to the run folder."""
-    site = site_url.rstrip("/")
 
     def link(verdict: Verdict) -> str:
         page = failure_page(verdict.lane, verdict.test)
-        if site:
-            return f"{site}/{page}"
+        if site_url:
+            return site.dashboard_url(site_url, page)
         if dashboard is None:
             return "index.html"
         return Path(os.path.relpath(dashboard.resolve() / page, run_dir.resolve())).as_posix()

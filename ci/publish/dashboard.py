@@ -1,11 +1,16 @@
 """The static dashboard: HTML and CSS built from the history, opened from disk, no script.
 
-Pages: ``index.html`` (each lane's latest result as a lane x test grid, failures first and
-grouped by signature, passing tests folded; the known-issue ledger with its fix checks; a
-lane x version grid per vendor family), ``history.html`` (a strip of recent
-outcomes per test with its first failing run and age), ``trends.html`` (inline SVG charts of
-compile time and shared memory per kernel, config and lane) and ``failures/<key>.html`` (one
-page per current failure: signature, diagnostics, links to the run's reproducer files).
+Pages: ``index.html`` (the overview, ``ci.publish.overview``: a row per lane with its latest
+run and a stale mark, the news ranked by what matters and grouped by signature, the last
+nights x lanes; then the known-issue ledger with its fix checks and, folded, each lane's
+latest result per test and a lane x version grid per vendor family), ``history.html``
+(a strip of recent outcomes per test with its first failing run and age), ``trends.html``
+(inline SVG charts of compile time and shared memory per kernel, config and lane) and
+``failures/<key>.html`` (one page per current failure: signature, diagnostics, links to
+the run's reproducer files).
+
+Runs are linked where the site (``ci.publish.site``) and a results folder both keep them:
+the run folder ``<run-id>/`` beside the dashboard's folder.
 
 The pages are Jinja2 templates (``ci/results/templates/dashboard/``) with autoescape, sharing their
 frame with the run report (``ci.results.pages``): everything that came from a test (names, messages,
@@ -16,26 +21,32 @@ templates show; the history store answers every query.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
+
+from markupsafe import Markup, escape
 
 from ci.core import atomic
 from ci.core.errors import ConfigError
 from ci.history.ledger import KnownIssue, Ledger, load_ledger
 from ci.history.store import MetricRow, Store
-from ci.history.verdicts import FixCheck, FixStatus, History, Kind, Verdict
+from ci.history.verdicts import FailureRecord, FixCheck, FixStatus, History, Kind, Verdict
 from ci.lanes.matrix import LaneMatrix, load_matrix
+from ci.publish.overview import NIGHTS, STALE_AFTER, Overview, overview
 from ci.results import pages
 from ci.smoke.contract.records import REPORT_NAME
 from ci.triage.irdiff import HTML_NAME
 
 DEFAULT_OUT = Path("results/dashboard")
+LINKED_RUNS = "runs.json"  # the runs whose pages the dashboard links: the site keeps them
 STRIP_RUNS = 30
 TREND_RUNS = 60
 STYLESHEET = "style.css"
@@ -81,15 +92,30 @@ def build(
     *,
     ledger: Ledger | None = None,
     matrix: LaneMatrix | None = None,
+    stale_after: timedelta = STALE_AFTER,
+    now: datetime | None = None,
 ) -> Path:
     """Rebuild the dashboard under ``out`` from the history; return its index page.
 
-    ``matrix`` orders the lanes (the one ``--lanes-file`` chose; the shipped one otherwise).
+    ``matrix`` orders the lanes (the one ``--lanes-file`` chose; the shipped one otherwise);
+    a lane whose latest run started more than ``stale_after`` before ``now`` (the clock,
+    unless given) is marked stale.
     """
     store = store if isinstance(store, Store) else Store(store)
     history = store.evaluate(ledger or load_ledger())
     trends = _trends(store, history)
-    pages = render(history, trends, _lane_order(history, matrix), out)
+    lanes = _lane_order(history, matrix)
+    shown = {run.run_id for run in history.runs[-NIGHTS:]}
+    shown |= {history.lanes[lane].latest_run for lane in lanes}
+    summary = overview(
+        history,
+        lanes,
+        store.lane_seconds(sorted(shown)),
+        now=now or datetime.now(UTC),
+        stale_after=stale_after,
+    )
+    pages = render(history, trends, summary, out, stale_after=stale_after)
+    pages[LINKED_RUNS] = json.dumps(sorted(shown), indent=1) + "\n"
     _remove_stale_failure_pages(out, pages)
     for relative, text in pages.items():
         atomic.write_text(out / relative, text)
@@ -97,12 +123,18 @@ def build(
 
 
 def render(
-    history: History, trends: Sequence[Trend], lane_order: Sequence[str], out: Path
+    history: History,
+    trends: Sequence[Trend],
+    summary: Overview,
+    out: Path,
+    *,
+    stale_after: timedelta = STALE_AFTER,
 ) -> dict[str, str]:
     """Every page of the dashboard, keyed by its path relative to ``out``."""
+    lane_order = summary.lanes
     site = {
         STYLESHEET: resources.files("ci").joinpath("data", "dashboard.css").read_text("utf-8"),
-        "index.html": _index(history, lane_order),
+        "index.html": _index(history, summary, stale_after, out),
         "history.html": _page(
             "history.html",
             "History",
@@ -159,10 +191,26 @@ def _page(template: str, title: str, *, depth: int = 0, **context: object) -> st
         labels=_KIND_LABEL,
         fix_class=_FIX_CLASS,
         failure_page=failure_page,
+        run_page=run_page,
+        wrap_name=wrap_name,
         cell_title=_cell_title,
         age=_age,
         **context,
     )
+
+
+def run_page(run_id: str) -> str:
+    """A run's page, relative to the dashboard's folder: the run folder beside it."""
+    return f"../{quote(run_id)}/index.html"
+
+
+_SEPARATOR = re.compile(r"(::|/|\[|-|\.|,)")
+
+
+def wrap_name(name: str) -> Markup:
+    """``name`` escaped, with a line-break opportunity after each separator (``::``, ``/``,
+    ``[``, ``-``, ``.``, ``,``): a long test id wraps where a reader splits it."""
+    return Markup(_SEPARATOR.sub(r"\1<wbr>", str(escape(name))))
 
 
 def failure_page(lane: str, test: str) -> str:
@@ -209,42 +257,11 @@ def _cell_title(verdict: Verdict) -> str:
     return title
 
 
-@dataclass(frozen=True)
-class FailureGroup:
-    """Tests failing now with one signature: (test, its first failing verdict) each."""
-
-    signature: str
-    tests: tuple[tuple[str, Verdict], ...]
-    known: KnownIssue | None
-
-
-def failure_groups(history: History, lanes: Sequence[str]) -> list[FailureGroup]:
-    """The failures of ``lanes``' latest results, by signature, largest group first."""
-    by_signature: dict[str, dict[str, Verdict]] = defaultdict(dict)
-    wanted = set(lanes)
-    for (lane, test), verdict in sorted(history.verdicts.items()):
-        if lane in wanted and verdict.outcome == "failed":
-            by_signature[verdict.signature].setdefault(test, verdict)
-    groups = [
-        FailureGroup(
-            signature,
-            tuple(sorted(tests.items())),
-            next((v.known_issue for v in tests.values() if v.known_issue), None),
-        )
-        for signature, tests in by_signature.items()
-    ]
-    return sorted(groups, key=lambda g: (-len(g.tests), g.signature))
-
-
-def _index(history: History, lane_order: Sequence[str]) -> str:
+def _index(history: History, summary: Overview, stale_after: timedelta, out: Path) -> str:
     latest = history.latest_run
     if latest is None:
         return _page("index.html", "Overview", history=history, latest=None)
-    counts: dict[Kind, int] = defaultdict(int)
-    for verdict in history.verdicts.values():
-        counts[verdict.kind] += 1
-    groups = failure_groups(history, lane_order)
-    failing = {test for group in groups for test, _ in group.tests}
+    lane_order = summary.lanes
     families: dict[str, list[str]] = defaultdict(list)
     for lane in lane_order:
         families[history.lanes[lane].family].append(lane)
@@ -253,12 +270,11 @@ def _index(history: History, lane_order: Sequence[str]) -> str:
         "Overview",
         history=history,
         latest=latest,
-        counts=[(k, counts[k]) for k in Kind],
-        regressions=sum(1 for v in history.verdicts.values() if v.regression_of),
-        overview=list(lane_order),
+        summary=summary,
+        stale_after=stale_after,
+        reports=[_drafted_report(group.verdicts, out) for group in summary.news],
         overview_headers=[(lane, history.lanes[lane].latest_run) for lane in lane_order],
-        groups=groups,
-        folded=[t for t in history.tests_of(lane_order) if t not in failing],
+        all_tests=history.tests_of(lane_order),
         ledger_rows=_ledger_rows(history),
         families=list(families.items()),
         version_headers={
@@ -272,6 +288,17 @@ def _index(history: History, lane_order: Sequence[str]) -> str:
             for family, lanes in families.items()
         },
     )
+
+
+def _drafted_report(verdicts: Sequence[Verdict], out: Path) -> str | None:
+    """The first drafted upstream report triage wrote for one of ``verdicts`` (href from
+    the dashboard's folder)."""
+    for verdict in verdicts:
+        if verdict.failure is not None:
+            for href, path in _artifact_links(verdict.failure, out):
+                if Path(path).name == REPORT_NAME:
+                    return href
+    return None
 
 
 def _ledger_rows(history: History) -> list[tuple[KnownIssue, list[FixCheck], int]]:
@@ -415,20 +442,22 @@ def _chart(title: str, unit: str, runs: Sequence[str], series: Sequence[Series])
 # failures/<key>.html
 
 
+def _artifact_links(failure: FailureRecord, page_dir: Path) -> list[tuple[str, str]]:
+    """(href from ``page_dir``, path) of each file the failure kept. Where the run's files
+    were kept in its CI run's artifact, the published site has no copy: each links there;
+    otherwise relative to the run folder."""
+    if failure.artifacts_url:
+        return [(failure.artifacts_url, path) for path in failure.artifact_files]
+    links = []
+    for path in failure.artifact_files:
+        target = os.path.relpath(failure.run_dir / path, page_dir.resolve())
+        links.append(("/".join(quote(part) for part in Path(target).as_posix().split("/")), path))
+    return links
+
+
 def _failure_page(history: History, verdict: Verdict, out: Path) -> str:
     failure = verdict.failure
-    links = []
-    if failure is not None:
-        # Where the run's files were kept in its CI run's artifact, the published site has
-        # no copy: each links there; otherwise relative to the run folder.
-        page_dir = (out / "failures").resolve()
-        for path in failure.artifact_files:
-            if failure.artifacts_url:
-                links.append((failure.artifacts_url, path))
-                continue
-            target = os.path.relpath(failure.run_dir / path, page_dir)
-            href = "/".join(quote(part) for part in Path(target).as_posix().split("/"))
-            links.append((href, path))
+    links = _artifact_links(failure, out / "failures") if failure is not None else []
     # The drafted upstream report and the IR diff against the baseline, where triage wrote
     # them beside the bundle.
     labels = {REPORT_NAME: "Drafted upstream report", HTML_NAME: "IR diff"}
@@ -440,6 +469,7 @@ def _failure_page(history: History, verdict: Verdict, out: Path) -> str:
         f"Failure: {verdict.lane}",
         depth=1,
         verdict=verdict,
+        run=history.run(verdict.run_id),
         failure=failure,
         timeline=history.timelines[(verdict.lane, verdict.test)][-STRIP_RUNS:],
         links=links,

@@ -31,6 +31,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -66,7 +67,9 @@ MAX_ARTIFACT_FILES = 200
 CHUNK_BYTES = 1024 * 1024
 DUPLICATE_NOTE = "written more than once; the worst outcome is kept"
 
-RunId = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"  # also a folder name, a URL segment
+RUN_ID_RE = re.compile(RUN_ID_PATTERN)
+RunId = Annotated[StrictStr, Field(pattern=RUN_ID_PATTERN)]
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
 # Worse outcomes rank higher; the worst result element of a testcase, and of a testcase
@@ -100,6 +103,9 @@ class LaneRecord(_Record):
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+ARTIFACTS_ANCHOR = "#artifacts"  # on a CI run's page: its list of artifacts
+
+
 class CIRunRecord(_Record):
     """The GitHub Actions run that made a run folder: its artifacts hold the run's files
     (reproducers, bundles, IR), which the published site links to instead of copying."""
@@ -112,7 +118,7 @@ class CIRunRecord(_Record):
     @property
     def artifacts_url(self) -> str:
         """The run's page, at its list of artifacts."""
-        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}#artifacts"
+        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}{ARTIFACTS_ANCHOR}"
 
 
 class PartRecord(_Record):

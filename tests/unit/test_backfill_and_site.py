@@ -4,6 +4,7 @@ are not read again) and the bounded site."""
 from __future__ import annotations
 
 import json
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
@@ -62,7 +63,10 @@ def test_the_site_is_the_dashboard_and_the_recent_runs_pages(tmp_path: Path) -> 
 
     laid = site.lay_out(downloads, board, tmp_path / "site", runs=5)
 
-    assert laid.runs == tuple(run_id(i) for i in range(7, 12))
+    # The 5 recent runs, and the older ones the dashboard links (its last nights).
+    linked = json.loads((board / dashboard.LINKED_RUNS).read_text())
+    assert linked == [run_id(i) for i in range(12)]
+    assert laid.runs == tuple(linked) and laid.not_kept == ()
     run_dirs = sorted(p.name for p in laid.root.iterdir() if p.is_dir() and p.name != "dashboard")
     assert run_dirs == list(laid.runs)
     files = {p.relative_to(laid.root).as_posix() for p in laid.root.rglob("*") if p.is_file()}
@@ -132,10 +136,13 @@ def test_published_pages_link_reproducers_to_the_runs_artifacts(tmp_path: Path) 
 
     laid = site.lay_out(downloads, board, tmp_path / "site", runs=3)
 
-    assert laid.runs == tuple(run_id(i) for i in range(5, 8))  # bounded: the 3 recent runs
+    assert laid.runs == tuple(run_id(i) for i in range(8))  # the dashboard links all 8
     latest = "https://github.com/flagos-ai/flagci/actions/runs/9007#artifacts"
     (page,) = (laid.root / "dashboard" / "failures").glob("*.html")
-    assert _links(page).count(latest) == 2  # the note naming the CI run, and the file
+    assert (
+        _links(page).count(latest) == 3
+    )  # the run's artifacts, the note naming the CI run, the file
+    assert _links(page).count(latest.removesuffix("#artifacts")) == 1  # the CI run
     assert "lanes/n1/artifacts/t/repro.mlir" in page.read_text()
     run_page = laid.root / run_id(7) / "index.html"
     assert latest in _links(run_page)
@@ -147,6 +154,43 @@ def test_published_pages_link_reproducers_to_the_runs_artifacts(tmp_path: Path) 
                 continue
             target = (html.parent / unquote(href.split("#")[0])).resolve()
             assert target.is_relative_to(laid.root.resolve()) and target.exists(), (html, href)
+
+
+def test_the_site_bounds_what_it_keeps_and_says_which_linked_run_it_lacks(
+    tmp_path: Path,
+) -> None:
+    downloads = _downloads(tmp_path, 12)
+    store = Store(tmp_path / "history.sqlite")
+    store.ingest_many(sorted(downloads.glob("*/*/*-nightly")))
+    board = tmp_path / "dashboard"
+    dashboard.build(store, board)
+    (board / dashboard.LINKED_RUNS).write_text(json.dumps([run_id(10), "../x", run_id(99)]))
+    shutil.rmtree(next(downloads.glob(f"*/*/{run_id(10)}")).parent)
+
+    laid = site.lay_out(downloads, board, tmp_path / "site", runs=3)
+
+    assert laid.runs == tuple(run_id(i) for i in (8, 9, 11))  # 10 was not downloaded
+    assert laid.not_kept == (run_id(10), run_id(99))
+    missing = (laid.root / run_id(99) / "index.html").read_text()
+    assert "not in the published site" in missing
+    assert "../dashboard/index.html" in _links(laid.root / run_id(99) / "index.html")
+    assert not (laid.root.parent / "x").exists()
+
+
+def test_a_page_address_under_the_site_url_is_a_file_of_the_site(tmp_path: Path) -> None:
+    """FLAGCI_SITE_URL is the Pages root: the summary's and webhook's failure links,
+    made by dashboard_url, name files the laid-out site holds."""
+    downloads = _nights_made_in_actions(tmp_path, 2)
+    store = Store(tmp_path / "history.sqlite")
+    store.ingest_many(sorted(downloads.glob("*/*/*-nightly")))
+    board = tmp_path / "results" / "dashboard"
+    dashboard.build(store, board)
+    laid = site.lay_out(downloads, board, tmp_path / "site")
+    root = "https://flagos-ai.github.io/flagci/"
+    url = site.dashboard_url(root, dashboard.failure_page(LANE, "s::t"))
+    assert url.startswith(root + "dashboard/failures/")
+    assert (laid.root / url.removeprefix(root)).is_file()
+    assert (laid.root / "index.html").read_text() == site.REDIRECT
 
 
 def test_a_run_made_elsewhere_links_its_files_beside_the_results(tmp_path: Path) -> None:

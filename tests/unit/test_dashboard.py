@@ -125,9 +125,7 @@ def test_no_history_database_is_a_clear_error(tmp_path: Path) -> None:
         build(tmp_path / "missing.sqlite", tmp_path / "out")
 
 
-def test_the_overview_shows_every_lanes_latest_run_failures_grouped_passes_folded(
-    tmp_path: Path,
-) -> None:
+def test_news_groups_one_signature_and_a_larger_group_first_among_equals(tmp_path: Path) -> None:
     """One nightly per vendor: each lane's latest result is its own run's."""
     results = tmp_path / "results"
     shared = "out of resources: shared memory, Required: 262144, Hardware limit: 166912"
@@ -138,9 +136,9 @@ def test_the_overview_shows_every_lanes_latest_run_failures_grouped_passes_folde
     ingest_run(db, write_run(results, 1, [Case(KL, "s::ok"), Case(KL, "s::attn0")]))
     index = _text(build(db, results / "dashboard"))
     assert run_id(0) in index and run_id(1) in index  # both lanes, each from its own run
-    assert "5 tests, one signature: <code>unclassified|out of resources: shared memory" in index
-    assert "1 test, one signature: <code>unclassified|RuntimeError: boom</code>" in index
-    assert index.index("5 tests, one signature") < index.index("1 test, one signature")
+    five = index.index("<span class='what w3'>failing</span> 5 tests · " + FT)
+    one = index.index("<span class='what w3'>failing</span> 1 test · " + FT)
+    assert five < one
+    assert "<code>unclassified|out of resources:" in index[five:one]
     folded = index[index.index("<details>") : index.index("</details>")]
-    assert "s::ok" in folded and "s::attn" not in folded
-    assert "Passing or skipped in every lane: 1 test<" in folded
+    assert "Each lane's latest result, per test: 7 tests<" in folded

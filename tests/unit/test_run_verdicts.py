@@ -135,4 +135,4 @@ def test_the_summary_goes_to_the_github_step_summary_too(tmp_path: Path) -> None
     text = step.read_text()
     assert text.startswith("earlier step\n")
     assert text.endswith((run_dir / "summary.md").read_text() + "\n")
-    assert "](https://ci.example.org/flagci/failures/" in text
+    assert "](https://ci.example.org/flagci/dashboard/failures/" in text

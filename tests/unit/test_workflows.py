@@ -96,7 +96,7 @@ def test_the_nightly_runs_each_family_on_the_controller_against_the_configured_i
     assert "schedule:" in text and "actions/upload-artifact@" in text
     # Each family's run folders in an artifact of its own, which the dashboard downloads.
     assert "name: results-${{ matrix.family }}-${{ github.run_id }}" in text
-    assert "--workflow nightly.yml" in (WORKFLOWS / "dashboard.yml").read_text()
+    assert "--workflow nightly.yml" in (ROOT / ".github/scripts/publish-dashboard.sh").read_text()
 
 
 @pytest.mark.parametrize(
@@ -129,8 +129,19 @@ def test_each_family_target_runs_the_familys_lanes_from_the_matrix(
 
 def test_the_dashboard_backfills_and_publishes_a_bounded_site() -> None:
     text = (WORKFLOWS / "dashboard.yml").read_text()
+    script = (ROOT / ".github" / "scripts" / "publish-dashboard.sh").read_text()
     assert "workflow_run" not in text  # a schedule, and the back-fill, lose no night
-    assert "flagci history backfill downloads" in text
-    assert "flagci site --results downloads" in text and '--runs "$SITE_RUNS"' in text
+    assert "run: .github/scripts/publish-dashboard.sh" in text
+    assert 'flagci" history backfill downloads' in script
+    assert 'flagci" site --results downloads' in script and '--runs "$SITE_RUNS"' in script
     assert "actions/upload-pages-artifact@" in text and "actions/deploy-pages@" in text
     assert "\ndashboard: venv\n" in (ROOT / "Makefile").read_text()
+
+
+def test_the_dashboard_runs_on_debian_without_setup_python_in_bash_with_pipefail() -> None:
+    job = yaml.safe_load((WORKFLOWS / "dashboard.yml").read_text())["jobs"]["history"]
+    assert job["runs-on"] == ["self-hosted", "flagci-controller"]
+    assert job["defaults"]["run"]["shell"] == "bash"  # Actions runs it with -e -o pipefail
+    uses = [step.get("uses", "") for step in job["steps"]]
+    assert not any("setup-python" in u for u in uses)
+    assert {"name": "The project's venv", "run": "make venv PYTHON=python3"} in job["steps"]
