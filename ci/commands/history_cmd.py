@@ -155,6 +155,7 @@ def _verdict_json(verdict: Verdict) -> dict[str, object]:
         else {"run_id": streak.since_run, "version": streak.since_version, "runs": streak.runs},
         "first_failed_run": verdict.first_failed_run,
         "regression_of": verdict.regression_of,
+        "baseline_not_applicable": verdict.baseline_not_applicable or None,
         "known_issue": verdict.known_issue.id if verdict.known_issue else None,
         "signature": verdict.failure.signature if verdict.failure else None,
     }
@@ -185,6 +186,8 @@ def _verdicts(args: argparse.Namespace, environ: Environ) -> int:
             notes.append(f"since {streak.since_run} ({streak.since_version}, {streak.runs} runs)")
         if verdict.regression_of:
             notes.append(f"FlagTree regression (baseline {verdict.regression_of} passes)")
+        if verdict.baseline_not_applicable:
+            notes.append(f"FlagTree vs baseline {verdict.baseline_not_applicable}")
         if verdict.known_issue:
             notes.append(f"known: {verdict.known_issue.id} {verdict.known_issue.upstream}")
         tables.add(shown, verdict.lane, verdict.test, verdict.kind.value, "; ".join(notes))

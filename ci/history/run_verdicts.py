@@ -67,6 +67,11 @@ class RunVerdicts:
         return self._where(lambda v: v.regression_of is not None and v.known_issue is None)
 
     @property
+    def baseline_not_applicable(self) -> tuple[Verdict, ...]:
+        """FlagTree against its baseline cannot be decided: the baseline's Triton lacks an API."""
+        return self._where(lambda v: bool(v.baseline_not_applicable))
+
+    @property
     def fixed(self) -> tuple[Verdict, ...]:
         return self._where(lambda v: v.fixed)
 

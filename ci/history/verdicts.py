@@ -13,6 +13,11 @@ For the latest run of each lane that ran a test:
   and then passes is a failure and its fix, not flakiness;
 - FlagTree regression: it fails on a FlagTree lane and passes on that lane's baseline lane
   in the same run;
+- baseline not applicable: the baseline lane failed the test in the same run for a reason of
+  its own Triton, a Triton API it lacks (``AttributeError: module 'triton.language' has no
+  attribute 'make_tensor_descriptor'`` on upstream 3.2): FlagTree against that baseline
+  cannot be decided for the test, so it is neither a FlagTree regression nor a fix, and the
+  verdict says so;
 - known issue: the failure matches the known-issue ledger. A known failure is shown as
   known, not as new;
 - slower: a perf test (one that records ``perf_ms``) took longer than the median of the
@@ -28,6 +33,7 @@ Everything here is computed from ``Observations`` in memory: the history store
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -47,6 +53,13 @@ PERF_WINDOW = 10
 PERF_MIN_RUNS = 3
 
 Outcome = Literal["passed", "failed", "skipped"]
+
+# A name the kernel uses that a Triton release lacks: an attribute of one of Triton's
+# modules, or an import from one.
+_MISSING_API = re.compile(
+    r"module '(?P<module>triton[\w.]*)' has no attribute '(?P<name>\w+)'"
+    r"|cannot import name '(?P<imported>\w+)' from '(?P<origin>triton[\w.]*)'"
+)
 
 
 class Kind(StrEnum):
@@ -215,6 +228,8 @@ class Verdict:
     known_issue: KnownIssue | None
     failure: FailureRecord | None
     perf: PerfCheck | None = None
+    # Why FlagTree against the baseline cannot be decided for this test ("": it can).
+    baseline_not_applicable: str = ""
 
     @property
     def signature(self) -> str:
@@ -303,6 +318,11 @@ def evaluate(observations: Observations, ledger: Ledger) -> History:
         verdicts[(lane, test)] = _verdict(
             lane, test, timeline, info, started, failure, ledger, timelines
         )
+        not_applicable = _baseline_not_applicable(info, test, lanes, observations.failures)
+        if not_applicable:
+            verdicts[(lane, test)] = replace(
+                verdicts[(lane, test)], baseline_not_applicable=not_applicable
+            )
         perf = perf_checks.get((lane, test))
         if perf is not None:
             verdicts[(lane, test)] = _with_perf(verdicts[(lane, test)], perf)
@@ -480,6 +500,37 @@ def _regression_of(
         if observation.run_id == run_id:
             return info.baseline if observation.outcome == "passed" else None
     return None
+
+
+def missing_triton_api(text: str) -> str:
+    """The Triton API a failure says its Triton lacks (``triton.language.make_tensor_descriptor``),
+    or ""."""
+    match = _MISSING_API.search(text)
+    if match is None:
+        return ""
+    if match["name"]:
+        return f"{match['module']}.{match['name']}"
+    return f"{match['origin']}.{match['imported']}"
+
+
+def _baseline_not_applicable(
+    info: LaneInfo,
+    test: str,
+    lanes: dict[str, LaneInfo],
+    failures: Mapping[tuple[str, str], FailureRecord],
+) -> str:
+    """Why FlagTree's result against the baseline's cannot be decided: the baseline failed
+    the test in the same run for want of a Triton API ("" otherwise)."""
+    if info.package != "flagtree" or not info.baseline:
+        return ""
+    baseline = lanes.get(info.baseline)
+    failure = failures.get((info.baseline, test))
+    if baseline is None or failure is None or baseline.latest_run != info.latest_run:
+        return ""
+    api = missing_triton_api(failure.text)
+    if not api:
+        return ""
+    return f"not applicable: baseline {info.baseline} ({baseline.version}) lacks {api}"
 
 
 def _fix_checks(

@@ -104,6 +104,12 @@ def render(outcome: RunOutcome, link: Link) -> str:
         link,
         lambda v: f"passes on {v.regression_of}: {_first_line(v)}",
     )
+    out += _section(
+        "Baseline not applicable",
+        run.baseline_not_applicable,
+        link,
+        lambda v: v.baseline_not_applicable,
+    )
     out += _section("New failures", run.new, link, _first_line)
     still = [v for v in run.unknown if not v.new_failure]
     out += _section("Failing, not in the ledger", still, link, _since)

@@ -3,9 +3,13 @@
 The merge writes what other tools read right:
 
 - every testcase carries its part's ``lane`` and ``node`` properties, first among its
-  children (properties before results), and its classname is ``<lane>.<module>``, so tools
-  that key results by classname and name (GitLab) keep one result per lane;
-- each suite's ``hostname`` is the node, and the root carries the totals;
+  children (properties before results), and its classname is ``<lane>@<node>.<module>``, so
+  tools that key results by classname and name (GitLab) keep one result per lane and node,
+  also where one lane ran on several nodes;
+- each suite is named ``<lane>@<node>`` (Jenkins and GitHub's reporters show suites by
+  name), its ``hostname`` is the node, and the root carries the totals;
+- the history's readers (``ci.results.reader``) take the ``<lane>@<node>`` off again, so one
+  test has one id, ``<module>::<name>``, on every node;
 - each failed testcase's artifact files are listed in its ``system-out`` as
   ``[[ATTACHMENT|path]]`` lines (paths relative to the run folder), which Jenkins and GitLab
   turn into links.
@@ -83,7 +87,7 @@ def merge(parts: list[Part], run_dir: Path) -> bytes:
 
 
 def _suite(source: Element, cases: list[Element], part: Part, run_dir: Path) -> Element:
-    suite = Element("testsuite", name=part.lane, hostname=part.node)
+    suite = Element("testsuite", name=reader.suite_name(part.lane, part.node), hostname=part.node)
     if source.get("timestamp"):
         suite.set("timestamp", source.get("timestamp", ""))
     props = SubElement(suite, "properties")
@@ -97,7 +101,8 @@ def _suite(source: Element, cases: list[Element], part: Part, run_dir: Path) -> 
 
 def _case(source: Element, part: Part, run_dir: Path) -> Element:
     case = Element("testcase", dict(source.attrib))
-    case.set("classname", reader.lane_classname(part.lane, source.get("classname") or ""))
+    module = source.get("classname") or ""
+    case.set("classname", reader.lane_classname(part.lane, part.node, module))
     props = {
         p.get("name", ""): p.get("value", "")
         for container in source.findall("properties")

@@ -218,15 +218,28 @@ class CaseResult:
         return self.outcome in ("failed", "error")
 
 
-def lane_classname(lane: str, module: str) -> str:
-    """The classname ``ci.results.junit.merge`` writes: the lane, then the module (GitLab
-    keys results by classname and name, so each lane keeps its own)."""
-    return f"{lane}.{module}" if module else lane
+def lane_classname(lane: str, node: str, module: str) -> str:
+    """The classname ``ci.results.junit.merge`` writes: ``<lane>@<node>``, then the module.
+    GitLab keys results by classname and name, Jenkins and GitHub's reporters by suite,
+    classname and name: with the node in both, each (lane, node) keeps its own."""
+    return f"{suite_name(lane, node)}.{module}" if module else suite_name(lane, node)
 
 
-def module_of(classname: str, lane: str) -> str:
-    """The module a classname names, without the lane ``lane_classname`` put first."""
-    return "" if classname == lane else classname.removeprefix(f"{lane}.")
+def suite_name(lane: str, node: str) -> str:
+    """The name of a (node, lane) part's suite in ``merged.xml``."""
+    return f"{lane}@{node}"
+
+
+def module_of(classname: str, lane: str, node: str) -> str:
+    """The module a classname names, without the ``<lane>@<node>`` ``lane_classname`` put
+    first (or the bare lane, which merged files of runs before the node was there carry), so
+    that one test has one id on every node."""
+    for owner in (suite_name(lane, node), lane):
+        if classname == owner:
+            return ""
+        if classname.startswith(f"{owner}."):
+            return classname[len(owner) + 1 :]
+    return classname
 
 
 def fold_duplicate(first: CaseResult, again: CaseResult) -> CaseResult:
@@ -512,14 +525,19 @@ class _JUnitReader:
         outcome, message = case.outcome, case.message
         details = "".join(case.details)
         written = name if "::" in name or not classname else f"{classname}::{name}"
-        lane = props.get(properties.LANE) or self._suite_property(properties.LANE) or self._only_lane(written)
+        lane = (
+            props.get(properties.LANE)
+            or self._suite_property(properties.LANE)
+            or self._only_lane(written)
+        )
         if lane not in self.lanes:
             known = ", ".join(sorted(self.lanes))
             raise ReportError(
                 f"{self.path}: testcase '{written}': lane '{lane}' is not in run.json"
                 f" (lanes: {known})"
             )
-        module = module_of(classname, lane)
+        node = props.get(properties.NODE) or self._suite_property(properties.NODE)
+        module = module_of(classname, lane, node)
         test = name if "::" in name or not module else f"{module}::{name}"
         if len(test) > MAX_NAME_CHARS:
             notes.append(f"name cut to {MAX_NAME_CHARS} of {len(test)} characters")
@@ -552,7 +570,7 @@ class _JUnitReader:
         get = props.get
         return CaseResult(
             lane=lane,
-            node=get(properties.NODE) or self._suite_property(properties.NODE),
+            node=node,
             test=test,
             outcome=outcome,
             message=message[:MAX_TEXT_CHARS],

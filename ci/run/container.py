@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ci.lanes.matrix import Lane
+from ci.smoke.contract.lane import CAPTURE_CACHE_ENV
 
 # Labels of every lane container flagci starts (the node playbooks receive the same keys).
 RUN_LABEL = "org.flagci.run"
@@ -17,6 +18,9 @@ NODE_LABEL = "org.flagci.node"
 # Where the suite's results folder and, on nodes, the lane file are mounted.
 RESULTS = "/results"
 LANE_FILE = "/etc/flagci/lane.json"
+# Where the capture cache folder of this machine or the node is mounted (read and written by
+# every lane's container there, so the next run, and a -k rerun, find their captures).
+CAPTURE_CACHE = "/var/cache/flagci/capture"
 
 
 @dataclass(frozen=True)
@@ -51,20 +55,29 @@ def lane_container(
     results: str,
     as_caller: bool,
     lane_file: str = "",
+    capture_cache: str = "",
     env: Mapping[str, str] | None = None,
     devices: Sequence[str] | None = None,
     docker_args: Sequence[str] | None = None,
 ) -> ContainerSpec:
     """The container of ``lane`` on ``node``, its results folder ``results`` mounted at
-    /results and, when given, its lane file mounted read-only at ``LANE_FILE``. ``env`` adds
+    /results and, when given, its lane file mounted read-only at ``LANE_FILE`` and the
+    capture cache folder ``capture_cache`` at ``CAPTURE_CACHE`` (the suite learns it from
+    ``CAPTURE_CACHE_ENV``). ``env`` adds
     to the lane's ``device.env``; ``devices`` and ``docker_args`` replace the lane's (a
     node's inventory may set them)."""
     mounted = {"FLAGCI_LANE_FILE": LANE_FILE} if lane_file else {}
+    if capture_cache:
+        mounted[CAPTURE_CACHE_ENV] = CAPTURE_CACHE
     return ContainerSpec(
         labels=((RUN_LABEL, run_id), (NODE_LABEL, node)),
         env=tuple({**lane.device.env, **(env or {}), **mounted, "FLAGCI_NODE": node}.items()),
         devices=tuple(lane.device.devices if devices is None else devices),
-        volumes=(f"{results}:{RESULTS}", *([f"{lane_file}:{LANE_FILE}:ro"] if lane_file else [])),
+        volumes=(
+            f"{results}:{RESULTS}",
+            *([f"{lane_file}:{LANE_FILE}:ro"] if lane_file else []),
+            *([f"{capture_cache}:{CAPTURE_CACHE}"] if capture_cache else []),
+        ),
         extra_args=tuple(lane.device.docker_args if docker_args is None else docker_args),
         as_caller=as_caller,
     )

@@ -206,6 +206,14 @@ class LocalImageExecutor:
             )
 
 
+def local_capture_cache() -> Path:
+    """This machine's capture cache folder for lane images (beside the lane venvs), made
+    here: docker would make a missing one as root."""
+    folder = environment.cache_root() / "capture"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def image_argv(
     ref: str, image_user: str, lane: Lane, folder: Path, run_id: str, request: SuiteRequest
 ) -> list[str]:
@@ -216,6 +224,7 @@ def image_argv(
         node=LOCAL_NODE,
         results=str(folder),
         as_caller=runs_as_caller(image_user),
+        capture_cache=str(local_capture_cache()),
     )
     user = ["--user", f"{os.getuid()}:{os.getgid()}"] if spec.as_caller else []
     name = container_name(run_id, LOCAL_NODE, lane.name)

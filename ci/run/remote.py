@@ -87,6 +87,11 @@ def lane_folder(run_id: str, node: inventory.Node, lane: Lane) -> str:
     return f"{node.workdir}/{run_id}/{lane.name}"
 
 
+def capture_cache(node: inventory.Node) -> str:
+    """The node's capture cache folder, kept between runs (the smoke role creates it)."""
+    return f"{node.workdir}/capture-cache"
+
+
 def node_container(
     run_id: str, node: inventory.Node, lane: Lane, *, as_caller: bool
 ) -> container.ContainerSpec:
@@ -111,6 +116,7 @@ def node_container(
         results=folder,
         as_caller=as_caller,
         lane_file=f"{folder}/lane.json",
+        capture_cache=capture_cache(node),
         env=env,
         devices=None if devices is None else [str(d) for d in devices],
         docker_args=None if args is None else [str(a) for a in args],
@@ -149,6 +155,7 @@ def host_vars(
             for lane in lanes
         },
         "model_paths": {lane.name: model_path(node, lane) for lane in lanes},
+        "capture_cache": capture_cache(node),
         "archives": {lane.name: archive_name(node.name, lane.name) for lane in lanes},
     }
 

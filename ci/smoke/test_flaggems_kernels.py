@@ -7,7 +7,13 @@ from typing import Callable
 
 import pytest
 
-from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
+from ci.smoke.checks import (
+    RecordProperty,
+    artifacts_root,
+    compile_timeout_s,
+    fail_with,
+    may_select,
+)
 from ci.smoke.compile.compiler import CompileOutcome
 from ci.smoke.contract import properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, current_context
@@ -16,25 +22,48 @@ from ci.smoke.realkernels import jobs, launches
 GROUP = "flaggems_kernels"
 pytestmark = pytest.mark.group(GROUP)
 CONTEXT = current_context()
-LAUNCHES, CAPTURE_ERROR = jobs.collect("flaggems", GROUP, CONTEXT, artifacts_root())
+CAPTURE = jobs.Capture("flaggems", GROUP, CONTEXT, artifacts_root())
 TARGETS = {t.label: t for t in CONTEXT.targets}
-
-
-def test_capture(record_property: RecordProperty) -> None:
-    """FlagGems imports for each vendor and its ops ran in every scenario, for every target."""
-    record_property(properties.SOURCE, "flag-gems")
-    if CAPTURE_ERROR:
-        fail_with(taxonomy.HARNESS_ERROR, CAPTURE_ERROR, record_property)
-    assert LAUNCHES, "the capture found no launch"
-    record_property(properties.SOURCE, LAUNCHES[0].source)
-    record_property(properties.LAUNCHES, len(LAUNCHES))
 
 
 def _id(launch: jobs.RealLaunch, index: int) -> str:
     return f"{launch.target}-{launch.id}-{index}"
 
 
-@pytest.fixture(params=LAUNCHES, ids=[_id(la, i) for i, la in enumerate(LAUNCHES)])
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``test_compile``'s launches: captured at collection where the run can select it."""
+    if "launch" in metafunc.fixturenames:
+        found = CAPTURE.launches if may_select(metafunc) else []
+        ids = [_id(la, i) for i, la in enumerate(found)]
+        metafunc.parametrize("launch", found, ids=ids, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def stack_ready(request: pytest.FixtureRequest) -> None:
+    """Every test here but the stack check is blocked by a failed stack check."""
+    if request.function is not test_stack_ready and CAPTURE.stack_problem:
+        pytest.skip(f"blocked by test_stack_ready: {CAPTURE.stack_problem.splitlines()[-1]}")
+
+
+def test_stack_ready(record_property: RecordProperty) -> None:
+    """FlagGems imports as the capture imports it, with its metadata and, for each vendor
+    of the lane's targets, that vendor selected."""
+    record_property(properties.SOURCE, "flag-gems")
+    if CAPTURE.stack_problem:
+        fail_with(taxonomy.HARNESS_ERROR, CAPTURE.stack_problem, record_property)
+
+
+def test_capture(record_property: RecordProperty) -> None:
+    """FlagGems imports for each vendor and its ops ran in every scenario, for every target."""
+    record_property(properties.SOURCE, "flag-gems")
+    if CAPTURE.error:
+        fail_with(taxonomy.HARNESS_ERROR, CAPTURE.error, record_property)
+    assert CAPTURE.launches, "the capture found no launch"
+    record_property(properties.SOURCE, CAPTURE.launches[0].source)
+    record_property(properties.LAUNCHES, len(CAPTURE.launches))
+
+
+@pytest.fixture
 def launch(request: pytest.FixtureRequest, record_property: RecordProperty) -> jobs.RealLaunch:
     real: jobs.RealLaunch = request.param
     record_property(properties.KERNEL, real.kernel or "(none launched)")

@@ -14,7 +14,13 @@ from typing import Callable, List
 
 import pytest
 
-from ci.smoke.checks import RecordProperty, artifacts_root, compile_timeout_s, fail_with
+from ci.smoke.checks import (
+    RecordProperty,
+    artifacts_root,
+    compile_timeout_s,
+    fail_with,
+    may_select,
+)
 from ci.smoke.compile.compiler import CompileJob, CompileOutcome
 from ci.smoke.contract import properties, records, taxonomy
 from ci.smoke.contract.lane import LaneContext, Target, current_context
@@ -29,21 +35,44 @@ CONTEXT = current_context()
 ATTENTION_FILES = ("triton_unified_attention.py", "triton_attention_helpers.py")
 
 
-LAUNCHES, CAPTURE_ERROR = jobs.collect("vllm", GROUP, CONTEXT, artifacts_root())
+CAPTURE = jobs.Capture("vllm", GROUP, CONTEXT, artifacts_root())
 TARGETS = {t.label: t for t in CONTEXT.targets}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``test_compile``'s launches: captured at collection where the run can select it."""
+    if "launch" in metafunc.fixturenames:
+        found = CAPTURE.launches if may_select(metafunc) else []
+        ids = [f"{la.target}-{la.id}" for la in found]
+        metafunc.parametrize("launch", found, ids=ids, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def stack_ready(request: pytest.FixtureRequest) -> None:
+    """Every test here but the stack check is blocked by a failed stack check."""
+    if request.function is not test_stack_ready and CAPTURE.stack_problem:
+        pytest.skip(f"blocked by test_stack_ready: {CAPTURE.stack_problem.splitlines()[-1]}")
+
+
+def test_stack_ready(record_property: RecordProperty) -> None:
+    """vLLM imports as the capture imports it, with its metadata, the real Triton and the
+    platform the lane needs."""
+    record_property(properties.SOURCE, "vllm")
+    if CAPTURE.stack_problem:
+        fail_with(taxonomy.HARNESS_ERROR, CAPTURE.stack_problem, record_property)
 
 
 def test_capture(record_property: RecordProperty) -> None:
     """vLLM imports and its launchers ran in every scenario, for every target."""
     record_property(properties.SOURCE, "vllm")
-    if CAPTURE_ERROR:
-        fail_with(taxonomy.HARNESS_ERROR, CAPTURE_ERROR, record_property)
-    assert LAUNCHES, "the capture found no launch"
-    record_property(properties.SOURCE, LAUNCHES[0].source)
-    record_property(properties.LAUNCHES, len(LAUNCHES))
+    if CAPTURE.error:
+        fail_with(taxonomy.HARNESS_ERROR, CAPTURE.error, record_property)
+    assert CAPTURE.launches, "the capture found no launch"
+    record_property(properties.SOURCE, CAPTURE.launches[0].source)
+    record_property(properties.LAUNCHES, len(CAPTURE.launches))
 
 
-@pytest.fixture(params=LAUNCHES, ids=[f"{la.target}-{la.id}" for la in LAUNCHES])
+@pytest.fixture
 def launch(request: pytest.FixtureRequest, record_property: RecordProperty) -> jobs.RealLaunch:
     real: jobs.RealLaunch = request.param
     record_property(properties.KERNEL, real.kernel or "(none launched)")
@@ -86,14 +115,14 @@ DROPPED_ATTR = "stride_k_cache_0"
 
 def _identity_launch() -> jobs.RealLaunch:
     first = CONTEXT.targets[0].label
-    for real in LAUNCHES:
+    for real in CAPTURE.launches:
         if (real.target, real.scenario, real.kernel) == (
             first,
             IDENTITY_SCENARIO,
             "kernel_unified_attention",
         ):
             return real
-    pytest.fail(f"no capture of {IDENTITY_SCENARIO} for {first}: {CAPTURE_ERROR}", pytrace=False)
+    pytest.fail(f"no capture of {IDENTITY_SCENARIO} for {first}: {CAPTURE.error}", pytrace=False)
     raise AssertionError("unreachable")
 
 
@@ -201,7 +230,7 @@ def test_mirror_loop_is_vllms_op_for_op(
     real = next(
         (
             r
-            for r in LAUNCHES
+            for r in CAPTURE.launches
             if (r.target, r.scenario, r.kernel)
             == (first.label, scenario, "kernel_unified_attention")
         ),

@@ -305,3 +305,83 @@ def test_hung_compile_is_cut_and_reported_as_timeout(
     assert case.properties["failure_kind"] == "timeout"
     assert "compile did not finish within 0.05 s and was killed" in case.message
     assert case.properties["signature"].startswith("timeout|compile|")
+
+
+def _blocked_corpus(results: Path) -> list[SmokeCase]:
+    return [c for c in results_of(results).values() if c.classname.endswith("test_vllm_kernels")]
+
+
+def _assert_one_clear_failure(results: Path, what: str) -> None:
+    """The stack check fails with one harness_error saying what is missing; the corpus's
+    other testcases are skipped as blocked by it; nothing was captured."""
+    cases = _blocked_corpus(results)
+    failed = [c for c in cases if c.outcome == "failed"]
+    assert [c.name for c in failed] == ["test_stack_ready"], [(c.name, c.outcome) for c in cases]
+    assert failed[0].properties["failure_kind"] == "harness_error"
+    assert what in failed[0].message + failed[0].text
+    others = [c for c in cases if c.name != "test_stack_ready"]
+    assert others and all(c.outcome == "skipped" for c in others)
+    assert all("blocked by test_stack_ready" in c.message for c in others), others[0].message
+    assert not list(results.rglob("capture-vllm.json"))
+
+
+STACK_SELECTION = "test_vllm_kernels and (test_stack_ready or test_capture or test_launch)"
+
+
+def test_a_shadowed_vllm_blocks_the_corpus_with_one_clear_failure(
+    tmp_path: Path, cpu_lane: Lane, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    """A module named vllm ahead of the installed one (a source tree on PYTHONPATH)."""
+    shadow = tmp_path / "shadow" / "vllm"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    done = run_smoke(
+        cpu_lane_env.python,
+        cpu_lane.smoke_context("broken"),
+        tmp_path / "res",
+        "-k",
+        STACK_SELECTION,
+        env={"PYTHONPATH": f"{REPO}:{shadow.parent}"},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    _assert_one_clear_failure(tmp_path / "res", f"vllm is imported from {shadow}/__init__.py")
+
+
+def test_vllm_without_its_metadata_blocks_the_corpus_with_one_clear_failure(
+    tmp_path: Path, cpu_lane: Lane, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    """The lane's environment again, in a throwaway venv whose site-packages links every
+    entry of the lane's but vLLM's dist-info (vLLM installed without its metadata)."""
+    venv = tmp_path / "venv"
+    process.run(
+        [str(cpu_lane_env.python), "-m", "venv", "--without-pip", str(venv)],
+        error=EnvironmentSetupError,
+        what="making a throwaway venv",
+        capture=True,
+    )
+    # The folder the lane's packages are installed in (its venv may add it by a .pth file).
+    found = process.run(
+        [
+            str(cpu_lane_env.python),
+            "-c",
+            "import triton, os; print(os.path.dirname(os.path.dirname(triton.__file__)))",
+        ],
+        error=EnvironmentSetupError,
+        what="finding the lane's site-packages",
+        capture=True,
+    )
+    lane_site = Path(found.stdout.strip())
+    site = next((venv / "lib").glob("python*/site-packages"))
+    for entry in lane_site.iterdir():
+        if not entry.name.startswith("vllm-"):
+            (site / entry.name).symlink_to(entry)
+    done = run_smoke(
+        venv / "bin" / "python",
+        cpu_lane.smoke_context("broken"),
+        tmp_path / "res",
+        "-k",
+        STACK_SELECTION,
+        env={"PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    _assert_one_clear_failure(tmp_path / "res", "vllm has no installed metadata")

@@ -1,4 +1,5 @@
-"""``merged.xml`` as other tools read it: lane in the classname, attachments, host, totals.
+"""``merged.xml`` as other tools read it: lane and node in the classname and the suite name,
+attachments, host, totals.
 
 Checked against the rules of Jenkins' JUnit schema (tests/fixtures/jenkins-junit.xsd). The one
 rule the merge breaks on purpose is the one pytest's own dialect breaks too: ``<properties>``
@@ -57,8 +58,55 @@ def test_classname_carries_the_lane_so_each_lane_keeps_its_result(tmp_path: Path
     root = ElementTree.parse(_merged(tmp_path)).getroot()
     keys = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
     assert len(keys) == len(set(keys)) == 6
-    assert (f"{CPU}.test_backends", "test_ok") in keys
-    assert (f"{NVIDIA}.test_backends", "test_ok") in keys
+    assert (f"{CPU}@n1.test_backends", "test_ok") in keys
+    assert (f"{NVIDIA}@h200.test_backends", "test_ok") in keys
+
+
+def _one_lane_on_two_nodes(tmp_path: Path) -> Path:
+    parts = []
+    for node in ("n1", "n2"):
+        folder = tmp_path / "lanes" / f"{node}__{CPU}"
+        folder.mkdir(parents=True)
+        (folder / "junit.xml").write_text(PART)
+        parts.append(
+            junit.Part(junit.read(folder / "junit.xml"), CPU, node, f"lanes/{folder.name}")
+        )
+    dest = tmp_path / "merged.xml"
+    dest.write_bytes(junit.merge(parts, tmp_path))
+    return dest
+
+
+def test_one_lane_on_two_nodes_keeps_each_nodes_testcases_and_suite(tmp_path: Path) -> None:
+    """GitLab keeps the first of testcases with one classname and name; Jenkins and GitHub's
+    reporters show suites by name: the node is in both."""
+    root = ElementTree.parse(_one_lane_on_two_nodes(tmp_path)).getroot()
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [f"{CPU}@n1", f"{CPU}@n2"]
+    keys = [(s.get("name"), c.get("classname"), c.get("name")) for s in suites for c in s]
+    keys = [k for k in keys if k[2]]
+    assert len(keys) == len({k[1:] for k in keys}) == 6
+    assert (f"{CPU}@n2", f"{CPU}@n2.test_backends", "test_ok") in keys
+
+
+def test_the_history_reads_one_test_id_from_every_node(tmp_path: Path) -> None:
+    """The verdicts key testcases by (lane, test): the node's testcases are one test."""
+    cases = reader.read_cases(_one_lane_on_two_nodes(tmp_path), [CPU])
+    by_node = {node: sorted(c.test for c in cases if c.node == node) for node in ("n1", "n2")}
+    assert (
+        by_node["n1"]
+        == by_node["n2"]
+        == [
+            "test_backends::test_inductor_target",
+            "test_backends::test_ok",
+            "test_backends::test_skip",
+        ]
+    )
+
+
+def test_classnames_of_runs_before_the_node_was_there_read_the_same() -> None:
+    assert reader.module_of(f"{CPU}.test_backends", CPU, "n1") == "test_backends"
+    assert reader.module_of(f"{CPU}@n1.test_backends", CPU, "n1") == "test_backends"
+    assert reader.module_of(f"{CPU}@n1", CPU, "n1") == ""
 
 
 def test_properties_first_node_as_hostname_and_totals_on_the_root(tmp_path: Path) -> None:
@@ -72,14 +120,17 @@ def test_properties_first_node_as_hostname_and_totals_on_the_root(tmp_path: Path
     assert root.get("time") == "1.500"
     suites = root.findall("testsuite")
     assert [(s.get("name"), s.get("hostname"), s.get("tests")) for s in suites] == [
-        (CPU, "n1", "3"),
-        (NVIDIA, "h200", "3"),
+        (f"{CPU}@n1", "n1", "3"),
+        (f"{NVIDIA}@h200", "h200", "3"),
     ]
     for suite in suites:
         for case in suite.iter("testcase"):
             assert case[0].tag == "properties"
             props = {p.get("name"): p.get("value") for p in case[0]}
-            assert (props["lane"], props["node"]) == (suite.get("name"), suite.get("hostname"))
+            assert (props["lane"], props["node"]) == (
+                suite.get("name").split("@")[0],
+                suite.get("hostname"),
+            )
 
 
 def test_failed_cases_list_their_artifacts_as_attachments(tmp_path: Path) -> None:

@@ -219,11 +219,13 @@ def test_the_cpu_lane_expects_no_smi_and_the_playbooks_get_facts_and_names_from_
 
 
 def test_local_and_node_lane_containers_get_the_same_docker_run_options(
-    matrix: LaneMatrix, tmp_path: Path
+    matrix: LaneMatrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One ContainerSpec for both: a lane run with `flagci run --image` and on a node gets
     the same flags (labels, user home and /tmp, environment, devices, mounts), the node's
-    only addition being its lane file."""
+    only addition being its lane file; the capture cache folder mounted is this machine's
+    (beside the lane venvs) or the node's (in its work folder), kept between runs."""
+    monkeypatch.setenv("FLAGCI_CACHE", str(tmp_path / "cache"))
     request = executors.SuiteRequest()
     node = inventory.Node("localhost", {"flagci_vendors": ["cpu", "kunlun"],
                                         "flagci_node_workdir": str(tmp_path)})  # fmt: skip
@@ -239,9 +241,16 @@ def test_local_and_node_lane_containers_get_the_same_docker_run_options(
         lane_file = ["--env=FLAGCI_LANE_FILE=/etc/flagci/lane.json",
                      f"--volume={folder}/lane.json:/etc/flagci/lane.json:ro"]  # fmt: skip
         assert set(lane_file) <= set(on_node)
+        cache = "/var/cache/flagci/capture"
+        assert f"--env=FLAGCI_CAPTURE_CACHE={cache}" in on_node
+        assert host["capture_cache"] == f"{tmp_path}/capture-cache"
+        node_cache = f"--volume={tmp_path}/capture-cache:{cache}"
+        local_cache = f"--volume={tmp_path}/cache/capture:{cache}"
+        assert (tmp_path / "cache" / "capture").is_dir()
         options = local[local.index("--name") + 2 : local.index("img:1")]
         user = ["--user", f"{os.getuid()}:{os.getgid()}"] if as_caller else []
-        assert options == user + [o for o in on_node if o not in lane_file], lane.name
+        on_node = [local_cache if o == node_cache else o for o in on_node if o not in lane_file]
+        assert options == user + on_node, lane.name
         assert ("--tmpfs" in options) == as_caller, lane.name
         vars_ = remote.lane_vars(lane, "img:1", [], Path("/a.tar"), request, as_caller=as_caller)
         assert local[local.index("img:1") + 1 :] == vars_["command"]

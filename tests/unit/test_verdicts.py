@@ -256,3 +256,66 @@ def test_the_latest_run_decides_which_tests_are_current(tmp_path: Path, runs: in
     history = feed(tmp_path, sequence)
     assert set(history.verdicts) == {(CPU, "s::t")}
     assert len(history.timelines[(CPU, "s::old")]) == runs
+
+
+# The CPU lane rebuilt at upstream Triton 3.2.0, as the baseline of a FlagTree lane at 3.6.
+CPU_32 = "cpu-triton-3.2.0"
+FT_36 = "cpu-flagtree-0.6.0"
+BASELINE_LANES = {
+    CPU_32: LaneSpec("cpu", "triton", "3.2.0"),
+    FT_36: LaneSpec("cpu", "flagtree", "0.6.0+3.6", baseline=CPU_32),
+}
+# What the 3.2.0 lane recorded for vLLM 0.24.0's attention kernel (its compile failure's
+# summary): the kernel names a 3.3 API in a branch that is dead on these paths.
+NO_TENSOR_DESCRIPTOR = (
+    "frontend: compile failed in ast_to_ttir\n"
+    "triton.compiler.errors.CompilationError: at 120:24:\n"
+    "AttributeError: module 'triton.language' has no attribute 'make_tensor_descriptor'"
+)
+ATTENTION = "test_vllm_kernels::test_compile[sm_80-decode-hd128-gqa8-kernel_unified_attention]"
+GDN = "test_vllm_kernels::test_compile[sm_80-gdn-warmup-l64-_fused_post_conv_kernel]"
+MM = "test_flaggems_kernels::test_compile[sm_80-mm-mm_kernel_general-0]"
+
+
+def test_a_baseline_lacking_a_triton_api_makes_the_comparison_not_applicable(
+    tmp_path: Path,
+) -> None:
+    from ci.history import run_verdicts
+    from ci.publish import summary
+
+    def night(ft_attention: str, ft_gdn: str) -> list[Case]:
+        return [
+            Case(FT_36, ATTENTION, ft_attention, SHARED if ft_attention == "failed" else ""),
+            Case(CPU_32, ATTENTION, "failed", NO_TENSOR_DESCRIPTOR),
+            Case(FT_36, GDN, ft_gdn, SHARED if ft_gdn == "failed" else ""),
+            Case(CPU_32, GDN, "failed", NO_TENSOR_DESCRIPTOR.replace("language", "language.extra")),
+            # The baseline fails for a reason of the kernel, not of its Triton: decided.
+            Case(FT_36, MM, "failed", SHARED),
+            Case(CPU_32, MM, "failed", SHARED),
+        ]
+
+    history = feed(
+        tmp_path, [night("failed", "passed"), night("passed", "failed")], lanes=BASELINE_LANES
+    )
+    attention, gdn, mm = (history.verdicts[(FT_36, t)] for t in (ATTENTION, GDN, MM))
+    assert attention.baseline_not_applicable == (
+        f"not applicable: baseline {CPU_32} (3.2.0) lacks triton.language.make_tensor_descriptor"
+    )
+    assert gdn.baseline_not_applicable.endswith(
+        "lacks triton.language.extra.make_tensor_descriptor"
+    )
+    assert gdn.outcome == "failed" and gdn.regression_of is None
+    assert mm.baseline_not_applicable == "" and mm.regression_of is None
+    # The baseline's own verdict is its own failure.
+    assert history.verdicts[(CPU_32, ATTENTION)].baseline_not_applicable == ""
+
+    run = run_verdicts.of_run(history, run_id(1))
+    assert run.baseline_not_applicable == (attention, gdn) and run.regressions == ()
+    text = summary.render(run_verdicts.RunOutcome(run), lambda v: "#")
+    assert "### Baseline not applicable (2)" in text
+    section = text.split("### Baseline not applicable (2)")[1].split("###")[0]
+    assert section.count(f"| {FT_36} |") == 2
+    assert (
+        f"not applicable: baseline {CPU_32} (3.2.0) lacks triton.language.make\\_tensor\\_descriptor"
+        in section
+    )

@@ -27,6 +27,8 @@ LANE_FILE_ENV = "FLAGCI_LANE_FILE"
 NODE_ENV = "FLAGCI_NODE"
 MODEL_PATH_ENV = "FLAGCI_MODEL_PATH"
 TENSOR_PARALLEL_SIZE_ENV = "FLAGCI_TENSOR_PARALLEL_SIZE"
+# The real-kernel capture's cache folder (an image run mounts one of the node's there).
+CAPTURE_CACHE_ENV = "FLAGCI_CAPTURE_CACHE"
 
 
 @dataclass(frozen=True)

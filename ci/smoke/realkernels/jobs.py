@@ -1,12 +1,14 @@
 """The real-kernel corpus: what vLLM's and FlagGems' own launchers hand Triton's JIT.
 
 The smoke suite's side of the capture (``ci.smoke.realkernels.capture`` runs in a process of
-its own): one capture per corpus and FlagGems vendor, at collection time; its document is kept in
-the artifacts (``capture-<corpus>.json``); each captured launch becomes a compile job for the
-target it was bound for, with the JIT's own signature, constexprs, attrs and options.
-Standard library only.
+its own): one capture per corpus and FlagGems vendor, made when a selected test first needs it
+(``Capture``), after the stack check (``ci.smoke.realkernels.stackcheck``) found the stack
+ready; its document is kept in the artifacts (``capture-<corpus>.json``); each captured launch
+becomes a compile job for the target it was bound for, with the JIT's own signature,
+constexprs, attrs and options. Standard library only.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -14,13 +16,14 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from importlib import import_module, metadata
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from ci.smoke import files
 from ci.smoke.compile.compiler import CompileJob
 from ci.smoke.contract import records
-from ci.smoke.contract.lane import LaneContext, Target
+from ci.smoke.contract.lane import CAPTURE_CACHE_ENV, LaneContext, Target
 
 CAPTURE_TIMEOUT_S = 900
 # The launch tag a corpus sets on launches of an autotuner's benchmark.
@@ -70,29 +73,40 @@ def vendor_groups(corpus: str, lane: LaneContext) -> Dict[str, List[Target]]:
     return groups
 
 
-def capture(corpus: str, lane: LaneContext, work: Path) -> List[RealLaunch]:
-    """Run the capture for every target of ``lane``; raise CaptureError if it broke. The
-    capture's document is kept in ``work`` as ``capture-<corpus>.json``."""
-    from importlib import import_module
-
+def _corpus_module(corpus: str) -> Any:
     from ci.smoke.realkernels.capture import CORPORA
 
-    module = import_module(CORPORA[corpus])
+    return import_module(CORPORA[corpus])
+
+
+def _capture_env(module: Any, vendor: str, home: Path) -> Dict[str, str]:
+    """The environment the capture (and the stack check) runs in: this one without
+    ``TRITON_INTERPRET``, with the suite's path and the package's vendor."""
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env.update(module.vendor_env(vendor, home) if vendor else {})
+    return env
+
+
+def capture(corpus: str, lane: LaneContext, work: Path) -> List[RealLaunch]:
+    """Run the capture for every target of ``lane``; raise CaptureError if it broke. The
+    capture's document is kept in ``work`` as ``capture-<corpus>.json``; a document without
+    any error is cached, one with an error never is."""
+    module = _corpus_module(corpus)
     launches: List[RealLaunch] = []
     documents = []
     for vendor, targets in vendor_groups(corpus, lane).items():
         request = {"targets": [{**t.__dict__, "label": t.label} for t in targets]}
-        cached = _cache_entry(corpus, vendor, request, module.__file__)
+        key = [corpus, vendor, request, lane.env, installed(module.SOURCE_PACKAGE)]
+        cached = _cache_entry(corpus, vendor, key, module.__file__)
         home = cached if cached is not None else work.resolve()
         document = _cached(cached)
         if document is None:
-            env = dict(os.environ)
-            env.pop("TRITON_INTERPRET", None)
-            env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-            env.update(module.vendor_env(vendor, home) if vendor else {})
+            env = _capture_env(module, vendor, home)
             document = _run_capture(corpus, vendor, request, env)
             document["vendor"] = vendor
-            if cached is not None:
+            if cached is not None and not any("error" in r for r in document["results"]):
                 _store(cached, document)
         documents.append(document)
         launches.extend(_launches(document))
@@ -140,10 +154,16 @@ def _run_capture(
 
 
 # The capture of one lane environment is the same every run (its packages are pinned): it is
-# kept in the environment, keyed by the request and the code that captures, so that each
-# smoke run (and each ``-k`` run of one test) does not pay for it again. Where the
-# environment is not writable (an image run as another user), it is captured every time.
-CACHE_ENV = "FLAGCI_CAPTURE_CACHE"
+# kept, keyed by the request, the lane's environment variables, the code that captures and
+# the installed packages it depends on (name, version and RECORD, so a reinstall or a fixed
+# install is a new entry), so that each smoke run (and each ``-k`` run of one test) does not
+# pay for it again. It is kept at ``$FLAGCI_CAPTURE_CACHE`` (an image run mounts the node's or
+# this machine's cache folder there), else in the environment; where neither is writable it
+# is captured every time.
+CACHE_ENV = CAPTURE_CACHE_ENV
+# The packages every capture depends on besides the corpus's own: the compiler that binds the
+# launches and torch, whose meta tensors the launchers get.
+CAPTURE_PACKAGES = ("triton", "triton-ascend", "flagtree", "torch")
 _HERE = Path(__file__).parent
 # The capturing code: a change to any of these makes a new cache entry.
 CAPTURE_SOURCES = (
@@ -153,11 +173,20 @@ CAPTURE_SOURCES = (
 )
 
 
-def _cache_entry(
-    corpus: str, vendor: str, request: Dict[str, Any], corpus_file: Any
-) -> "Path | None":
+def installed(name: str) -> str:
+    """A distribution's name, version and installed files (its RECORD); "" where it is not
+    installed."""
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return ""
+    return f"{dist.metadata['Name']} {dist.version}\n{dist.read_text('RECORD') or ''}"
+
+
+def _cache_entry(corpus: str, vendor: str, key: List[Any], corpus_file: Any) -> "Path | None":
     root = Path(os.environ.get(CACHE_ENV) or Path(sys.prefix) / "share" / "flagci" / "capture")
-    digest = hashlib.sha256(json.dumps([corpus, vendor, request], sort_keys=True).encode())
+    packages = [installed(name) for name in CAPTURE_PACKAGES]
+    digest = hashlib.sha256(json.dumps([*key, packages], sort_keys=True).encode())
     for source in [*CAPTURE_SOURCES, Path(str(corpus_file))]:
         digest.update(source.read_bytes())
     entry = root / f"{corpus}-{vendor or 'all'}-{digest.hexdigest()[:16]}"
@@ -238,12 +267,68 @@ def compile_job(
     )
 
 
-def collect(corpus: str, group: str, lane: LaneContext, work: Path) -> Tuple[List[RealLaunch], str]:
-    """At collection: the corpus's launches, or the capture's error ("" when it ran); nothing
-    where the lane does not run ``group``."""
-    if not lane.runs(group):
-        return [], ""
-    try:
-        return capture(corpus, lane, work), ""
-    except CaptureError as err:
-        return [], str(err)
+def stack_problem(corpus: str, lane: LaneContext) -> str:
+    """What the capture needs that the lane's stack lacks, as one message ("" when it is
+    ready): the stack check run as the capture runs, once per vendor of the package."""
+    module = _corpus_module(corpus)
+    found: List[str] = []
+    for vendor in vendor_groups(corpus, lane):
+        with tempfile.TemporaryDirectory(prefix="flagci-stack-") as tmp:
+            out = Path(tmp) / "problems.json"
+            command = [sys.executable, "-m", "ci.smoke.realkernels.stackcheck", corpus]
+            try:
+                done = subprocess.run(
+                    [*command, lane.vendor, str(out)],
+                    env=_capture_env(module, vendor, Path(tmp)),
+                    capture_output=True,
+                    text=True,
+                    timeout=CAPTURE_TIMEOUT_S,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                found.append(f"the stack check took over {CAPTURE_TIMEOUT_S} s")
+                continue
+            if done.returncode != 0 or not out.exists():
+                tail = "\n".join(done.stderr.strip().splitlines()[-20:])
+                found.append(f"the stack check failed (exit status {done.returncode}):\n{tail}")
+                continue
+            problems = json.loads(out.read_text(encoding="utf-8"))["problems"]
+            found.extend(f"{p} (GEMS_VENDOR={vendor})" if vendor else p for p in problems)
+    if not found:
+        return ""
+    listed = "\n".join(f"- {p}" for p in found)
+    return f"the {corpus} corpus cannot be captured on lane {lane.lane}:\n{listed}"
+
+
+@dataclass
+class Capture:
+    """One corpus on the lane, made when a selected test first needs it: the stack check
+    first, then the capture, each once per process. Nothing where the lane does not run
+    ``group``."""
+
+    corpus: str
+    group: str
+    lane: LaneContext
+    work: Path
+
+    @functools.cached_property
+    def stack_problem(self) -> str:
+        return stack_problem(self.corpus, self.lane) if self.lane.runs(self.group) else ""
+
+    @functools.cached_property
+    def _result(self) -> Tuple[List[RealLaunch], str]:
+        if not self.lane.runs(self.group) or self.stack_problem:
+            return [], ""
+        try:
+            return capture(self.corpus, self.lane, self.work), ""
+        except CaptureError as err:
+            return [], str(err)
+
+    @property
+    def launches(self) -> List[RealLaunch]:
+        return self._result[0]
+
+    @property
+    def error(self) -> str:
+        """The capture's error ("" when it ran)."""
+        return self._result[1]

@@ -53,6 +53,7 @@ def main():
             "timeout_s": {"type": "int", "required": True},
             "as_caller": {"type": "bool", "default": False},
             "model_path": {"type": "path"},
+            "capture_cache": {"type": "path", "required": True},
         },
         supports_check_mode=True,
     )
@@ -62,6 +63,8 @@ def main():
     folder, name = p["folder"], p["container"]
     os.makedirs(folder, mode=0o755, exist_ok=True)
     os.chmod(folder, 0o755)
+    # Before docker run, as this user: docker would make a missing one as root.
+    os.makedirs(p["capture_cache"], mode=0o755, exist_ok=True)
     # An earlier attempt's outcome must not pass for this one's.
     for stale in ("status.json", "container.log"):
         if os.path.exists(os.path.join(folder, stale)):
