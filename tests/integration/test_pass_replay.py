@@ -90,7 +90,7 @@ def test_upstream_names_the_pass_through_its_local_reproducer(
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     (tmp_path / spec["source"]).write_text((PASS_BUG / spec["source"]).read_text())
     out = tmp_path / "out"
-    replay = REPO / "ci" / "smoke" / "replay.py"
+    replay = REPO / "ci" / "smoke" / "triage" / "replay.py"
     done = subprocess.run(
         [str(lane_python), str(replay), str(tmp_path / "spec.json"), "--out", str(out)],
         env=_env(tmp_path),

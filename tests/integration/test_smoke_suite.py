@@ -33,7 +33,7 @@ def test_broken_mask_turns_numerics_red(
     """Break the causal mask of our attention kernel in a copy of the suite: numerics fail."""
     copy = tmp_path / "src"
     shutil.copytree(REPO / "ci", copy / "ci", ignore=shutil.ignore_patterns("__pycache__"))
-    kernel = copy / "ci" / "smoke" / "kernels" / "unified_attention.py"
+    kernel = copy / "ci" / "smoke" / "mirrors" / "kernels" / "unified_attention.py"
     source = kernel.read_text()
     good = "seq_mask = seq_offset[None, :] <= query_abs_pos"
     assert good in source
@@ -66,7 +66,7 @@ def test_a_broken_adapter_is_a_harness_error_with_its_traceback(
     fails before triton.compile runs, as our harness's fault, never the compiler's."""
     copy = tmp_path / "src"
     shutil.copytree(REPO / "ci", copy / "ci", ignore=shutil.ignore_patterns("__pycache__"))
-    adapter = copy / "ci" / "smoke" / "tritonapi.py"
+    adapter = copy / "ci" / "smoke" / "compile" / "tritonapi.py"
     source = adapter.read_text()
     good = "    if takes_constexprs():\n"
     assert good in source
