@@ -81,3 +81,33 @@ def test_flaggems_vendor_names_and_environment() -> None:
         "FLAGGEMS_DB_URL": "sqlite://",
         "FLAGGEMS_CACHE_DIR": "/w/flaggems-nvidia",
     }
+
+
+def test_the_cpu_lane_captures_iluvatar_and_kunlunxin_for_its_first_cuda_target_only() -> None:
+    groups = flaggems_corpus.foreign_groups("cpu", [HIP, CUDA, Target("cuda", 80, 32, 0)])
+    assert groups == {"iluvatar": [CUDA], "kunlunxin": [CUDA]}
+    assert flaggems_corpus.foreign_groups("cpu", [HIP]) == {}
+    assert flaggems_corpus.foreign_groups("iluvatar", [CUDA]) == {}
+
+
+def _launch(kernel: str, num_warps: int, foreign: str = "") -> jobs.RealLaunch:
+    return jobs.RealLaunch(
+        source="flag-gems 5.0.2",
+        scenario="mm",
+        target="sm_90",
+        kernel=kernel,
+        module="flag_gems.ops.mm",
+        signature={"a": "*bf16"},
+        constexprs={},
+        attrs={},
+        options={"num_warps": num_warps},
+        foreign_vendor=foreign,
+    )
+
+
+def test_a_foreign_variant_keeps_only_launches_the_lanes_own_capture_lacks() -> None:
+    own = [_launch("mm_kernel", 4)]
+    found = [_launch("mm_kernel", 4, "iluvatar"), _launch("mm_kernel", 8, "iluvatar")]
+    kept = jobs._new_to_lane(own, found)
+    assert [la.options for la in kept] == [{"num_warps": 8}]
+    assert kept[0].id == "iluvatar-mm-mm_kernel"

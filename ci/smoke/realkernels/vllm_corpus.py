@@ -13,7 +13,7 @@ import contextlib
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 SOURCE_PACKAGE = "vllm"
 ATTENTION_MODULE = "vllm.v1.attention.ops.triton_unified_attention"
@@ -202,3 +202,8 @@ def context(target: Any) -> "contextlib.AbstractContextManager[None]":
 def vendor(lane_vendor: str, backend: str) -> Optional[str]:
     """vLLM has no vendor selection of its own kernels: one capture for every target."""
     return None
+
+
+def foreign_groups(lane_vendor: str, targets: Sequence[Any]) -> Dict[str, List[Any]]:
+    """No vendor's variant is captured without its device: vLLM has none."""
+    return {}
