@@ -111,3 +111,21 @@ def test_a_foreign_variant_keeps_only_launches_the_lanes_own_capture_lacks() -> 
     kept = jobs._new_to_lane(own, found)
     assert [la.options for la in kept] == [{"num_warps": 8}]
     assert kept[0].id == "iluvatar-mm-mm_kernel"
+
+
+def test_a_vllm_kernel_is_found_by_its_name_wherever_a_release_put_it(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from ci.smoke.realkernels import vllm_corpus
+
+    moved = tmp_path / "vllm" / "third_party" / "fla" / "ops"
+    moved.mkdir(parents=True)
+    (moved / "fused_gdn_prefill_post_conv.py").write_text(
+        "@triton.jit\ndef _fused_post_conv_kernel(x):\n    pass\n", "utf-8"
+    )
+    (moved / "other.py").write_text("def _fused_post_conv_kernel_v2(x):\n    pass\n", "utf-8")
+    package = SimpleNamespace(__path__=[str(tmp_path / "vllm")])
+    assert vllm_corpus._defining_modules(package, "_fused_post_conv_kernel") == [
+        "vllm.third_party.fla.ops.fused_gdn_prefill_post_conv"
+    ]
+    assert vllm_corpus._defining_modules(package, "kernel_unified_attention") == []

@@ -11,13 +11,119 @@ compile-only node it sees none, and its B200 tuning (head 256) would never be ca
 
 import contextlib
 import functools
+import inspect
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 SOURCE_PACKAGE = "vllm"
-ATTENTION_MODULE = "vllm.v1.attention.ops.triton_unified_attention"
-GDN_MODULE = "vllm.model_executor.layers.fla.ops.fused_gdn_prefill_post_conv"
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    """A vLLM kernel found by what it is: the ``@triton.jit`` function's name and the
+    launcher beside it in the same module that the scenarios call, with the keyword
+    arguments they pass; ``module`` is where vLLM 0.24.0 has them (what a change is told
+    against)."""
+
+    kernel: str
+    launcher: str
+    module: str
+    arguments: Tuple[str, ...]
+
+
+class KernelChanged(RuntimeError):
+    """The installed vLLM moved a kernel out of reach or changed its launcher: what changed,
+    in one line, instead of the traceback of a scenario that no longer fits."""
+
+
+ATTENTION = KernelRef(
+    "kernel_unified_attention",
+    "unified_attention",
+    "vllm.v1.attention.ops.triton_unified_attention",
+    (
+        "q", "k", "v", "out", "cu_seqlens_q", "max_seqlen_q", "seqused_k", "max_seqlen_k",
+        "softmax_scale", "causal", "window_size", "block_table", "softcap", "q_descale",
+        "k_descale", "v_descale", "seq_threshold_3D", "num_par_softmax_segments",
+        "softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum", "sinks",
+        "kv_quant_mode",
+    ),
+)  # fmt: skip
+# vLLM 0.33.0 moved it to vllm/third_party/flash_linear_attention/ops/.
+GDN = KernelRef(
+    "_fused_post_conv_kernel",
+    "fused_post_conv_prep",
+    "vllm.model_executor.layers.fla.ops.fused_gdn_prefill_post_conv",
+    ("conv_output", "a", "b", "A_log", "dt_bias", "num_k_heads", "head_k_dim", "head_v_dim"),
+)
+
+
+def _defining_modules(package: Any, kernel: str) -> List[str]:
+    """The modules of ``package`` whose source defines a function named ``kernel``, read
+    from the files (importing every module of vLLM would take long and fail on many)."""
+    import re
+
+    pattern = re.compile(rf"^def {re.escape(kernel)}\(", re.MULTILINE)
+    found = []
+    for root in package.__path__:
+        base = Path(root)
+        for path in sorted(base.rglob("*.py")):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if pattern.search(text):
+                parts = path.relative_to(base.parent).with_suffix("").parts
+                found.append(".".join(p for p in parts if p != "__init__"))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def launcher(ref: KernelRef) -> Callable[..., Any]:
+    """The launcher of ``ref``'s kernel in the installed vLLM, wherever the kernel lives:
+    the module defining a ``@triton.jit`` function of that name; ``KernelChanged`` where
+    none does, or its launcher is gone or no longer takes the scenarios' arguments."""
+    import importlib
+
+    import vllm
+
+    from ci.smoke.compile import tritonapi
+
+    release = f"vLLM {getattr(vllm, '__version__', '?')}"
+    for name in _defining_modules(vllm, ref.kernel):
+        module = importlib.import_module(name)
+        if not tritonapi.is_jit_function(getattr(module, ref.kernel, None)):
+            continue
+        moved = "" if name == ref.module else f" (moved from {ref.module})"
+        call = getattr(module, ref.launcher, None)
+        if call is None:
+            raise KernelChanged(
+                f"{release}: {ref.kernel} is in {name}{moved}, without its launcher"
+                f" {ref.launcher} beside it"
+            )
+        params = inspect.signature(call).parameters
+        gone = [a for a in ref.arguments if a not in params]
+        new = [
+            p.name
+            for p in params.values()
+            if p.name not in ref.arguments
+            and p.default is inspect.Parameter.empty
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        ]
+        if gone or new:
+            raise KernelChanged(
+                f"{release}: the launcher {name}.{ref.launcher}{moved} changed its signature:"
+                f" it no longer takes {gone or 'nothing'}, it requires {new or 'nothing'} new"
+            )
+        result: Callable[..., Any] = call
+        return result
+    raise KernelChanged(
+        f"{release}: no module of vllm defines the @triton.jit kernel {ref.kernel}"
+        f" (vLLM 0.24.0 has it in {ref.module})"
+    )
+
+
 # vLLM's Triton backend (vllm/v1/attention/backends/triton_attn.py): KV pages of 16 tokens,
 # 16 softmax segments, and the 3D path below 128 // kv_heads sequences.
 KV_BLOCK_SIZE = 16
@@ -111,8 +217,9 @@ def _meta(*shape: int, dtype: Any) -> Any:
 def run_attention(s: AttentionScenario) -> None:
     import torch
     from vllm.platforms import current_platform
-    from vllm.v1.attention.ops.triton_unified_attention import unified_attention
     from vllm.v1.kv_cache_interface import KVQuantMode
+
+    unified_attention = launcher(ATTENTION)
 
     heads = NUM_KV_HEADS * s.gqa
     tokens = s.num_seqs * s.query_len
@@ -154,10 +261,8 @@ def run_attention(s: AttentionScenario) -> None:
 
 def run_gdn(s: GdnScenario) -> None:
     import torch
-    from vllm.model_executor.layers.fla.ops.fused_gdn_prefill_post_conv import (
-        fused_post_conv_prep,
-    )
 
+    fused_post_conv_prep = launcher(GDN)
     qkv_dim = 2 * s.H * s.K + s.HV * s.V
     fused_post_conv_prep(
         conv_output=_meta(s.seq_len, qkv_dim, dtype=torch.bfloat16),
