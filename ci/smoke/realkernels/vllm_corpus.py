@@ -132,6 +132,21 @@ MIN_LAUNCH_GRID_SIZE_2D = 128
 NUM_KV_HEADS = 8
 
 
+# Where a scenario's numbers come from.
+VLLM_TESTS = "vLLM's Triton backend and its kernel tests (head sizes 128 and 256, GQA 4 and 8)"
+KUNLUN_REPORT = "the Kunlunxin report (H=128, HV=16, K=128, V=128)"
+QWEN36_27B = (
+    "Qwen3.6-27B's config.json (Qwen3_5ForConditionalGeneration): gated attention 24 query"
+    " and 4 KV heads of 256 (GQA 6); Gated DeltaNet 16 QK and 48 V heads of 128"
+)
+# The model's heads, split over tensor-parallel ranks as vLLM splits them.
+QWEN36_Q_HEADS, QWEN36_KV_HEADS, QWEN36_HEAD = 24, 4, 256
+QWEN36_GDN_QK_HEADS, QWEN36_GDN_V_HEADS, QWEN36_GDN_HEAD = 16, 48, 128
+# Tensor-parallel sizes: 1, and the lanes' own (playbooks/inventories/lab/group_vars:
+# Iluvatar 4, Kunlunxin 1).
+TENSOR_PARALLEL_SIZES = (1, 4)
+
+
 @dataclass(frozen=True)
 class AttentionScenario:
     name: str
@@ -144,16 +159,42 @@ class AttentionScenario:
     fp8_kv: bool = False
     softcap: float = 0.0
     sinks: bool = False
+    kv_heads: int = NUM_KV_HEADS  # per rank
+    source: str = VLLM_TESTS
 
 
 @dataclass(frozen=True)
 class GdnScenario:
     name: str
     seq_len: int
-    H: int = 128  # the Qwen3.6 report's shapes
+    H: int = 128
     HV: int = 16
     K: int = 128
     V: int = 128
+    source: str = KUNLUN_REPORT
+
+
+def _qwen36_attention(tp: int) -> Tuple[AttentionScenario, ...]:
+    kv = QWEN36_KV_HEADS // tp
+    gqa = QWEN36_Q_HEADS // QWEN36_KV_HEADS
+    return tuple(
+        AttentionScenario(
+            f"qwen3.6-27b-tp{tp}-{kind}", QWEN36_HEAD, gqa, *shape, kv_heads=kv, source=QWEN36_27B
+        )
+        for kind, shape in (("prefill", (2, 512, 0)), ("decode", (8, 1, 2047)))
+    )
+
+
+def _qwen36_gdn(tp: int) -> GdnScenario:
+    return GdnScenario(
+        f"gdn-qwen3.6-27b-tp{tp}-l64",
+        64,
+        H=QWEN36_GDN_QK_HEADS // tp,
+        HV=QWEN36_GDN_V_HEADS // tp,
+        K=QWEN36_GDN_HEAD,
+        V=QWEN36_GDN_HEAD,
+        source=QWEN36_27B,
+    )
 
 
 ATTENTION_SCENARIOS: Tuple[AttentionScenario, ...] = (
@@ -169,11 +210,15 @@ ATTENTION_SCENARIOS: Tuple[AttentionScenario, ...] = (
     AttentionScenario("prefill-fp8-kv", 128, 8, 2, 512, 0, fp8_kv=True),
     AttentionScenario("prefill-softcap-sinks", 128, 8, 2, 512, 0, softcap=30.0, sinks=True),
     AttentionScenario("decode-softcap-sinks", 128, 8, 8, 1, 2047, softcap=30.0, sinks=True),
+    # The model's own gated attention: GQA 6 (not a power of two), head 256.
+    *(s for tp in TENSOR_PARALLEL_SIZES for s in _qwen36_attention(tp)),
 )
-# The warm-up length of vLLM's GDN layer (64) and one long prefill.
+# The warm-up length of vLLM's GDN layer (64) and one long prefill, at the report's shapes;
+# the warm-up at the model's own.
 GDN_SCENARIOS: Tuple[GdnScenario, ...] = (
     GdnScenario("gdn-warmup-l64", 64),
     GdnScenario("gdn-prefill-l16384", 16384),
+    *(_qwen36_gdn(tp) for tp in TENSOR_PARALLEL_SIZES),
 )
 
 
@@ -221,15 +266,15 @@ def run_attention(s: AttentionScenario) -> None:
 
     unified_attention = launcher(ATTENTION)
 
-    heads = NUM_KV_HEADS * s.gqa
+    heads = s.kv_heads * s.gqa
     tokens = s.num_seqs * s.query_len
     seq_len = s.context_len + s.query_len
     blocks_per_seq = math.ceil(seq_len / KV_BLOCK_SIZE)
     cache_dtype = current_platform.fp8_dtype() if s.fp8_kv else torch.bfloat16
-    cache_shape = (s.num_seqs * blocks_per_seq + 1, KV_BLOCK_SIZE, NUM_KV_HEADS, s.head_size)
-    threshold = MIN_LAUNCH_GRID_SIZE_2D // NUM_KV_HEADS
+    cache_shape = (s.num_seqs * blocks_per_seq + 1, KV_BLOCK_SIZE, s.kv_heads, s.head_size)
+    threshold = MIN_LAUNCH_GRID_SIZE_2D // s.kv_heads
     # The backend's descales: one per-tensor scale expanded over (sequences, KV heads).
-    descale = _meta(1, 1, dtype=torch.float32).expand(s.num_seqs, NUM_KV_HEADS)
+    descale = _meta(1, 1, dtype=torch.float32).expand(s.num_seqs, s.kv_heads)
     segments = (threshold, heads, NUM_SEGMENTS)
     unified_attention(
         q=_meta(tokens, heads, s.head_size, dtype=torch.bfloat16),
