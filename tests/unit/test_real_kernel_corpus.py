@@ -129,3 +129,14 @@ def test_a_vllm_kernel_is_found_by_its_name_wherever_a_release_put_it(tmp_path: 
         "vllm.third_party.fla.ops.fused_gdn_prefill_post_conv"
     ]
     assert vllm_corpus._defining_modules(package, "kernel_unified_attention") == []
+
+
+def test_a_kernel_module_under_a_parent_only_its_package_puts_on_the_path_loads_from_its_file(
+    tmp_path: Path,
+) -> None:
+    from ci.smoke.compile.compiler import _load_module
+
+    source = tmp_path / "matmul_bf16.py"
+    source.write_text("KERNEL = 'matmul_kernel'\n", "utf-8")
+    module = _load_module("_flagci_absent_vendor.ops.matmul_bf16", str(source))
+    assert module.KERNEL == "matmul_kernel"
