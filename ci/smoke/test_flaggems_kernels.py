@@ -14,6 +14,7 @@ from ci.smoke.checks import (
     fail_with,
     may_select,
 )
+from ci.smoke.compile import tritonapi
 from ci.smoke.compile.compiler import CompileOutcome
 from ci.smoke.contract import properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, current_context
@@ -73,6 +74,17 @@ def launch(request: pytest.FixtureRequest, record_property: RecordProperty) -> j
     return real
 
 
+def _needs_vendor_triton(launch: jobs.RealLaunch) -> str:
+    """The skip reason of a foreign vendor's variant that failed with the lane's Triton."""
+    last = [line for line in launch.error.strip().splitlines() if line.strip()][-1:]
+    where = "importing FlagGems" if launch.scenario == "import" else f"its {launch.scenario}"
+    return (
+        f"FlagGems' {launch.foreign_vendor} variant needs {launch.foreign_vendor}'s own Triton:"
+        f" {where} with GEMS_VENDOR={launch.foreign_vendor} under triton"
+        f" {tritonapi.compiler_version()} raised {''.join(last).strip()}"
+    )
+
+
 def test_compile(
     lane: LaneContext,
     launch: jobs.RealLaunch,
@@ -80,6 +92,10 @@ def test_compile(
     record_property: RecordProperty,
     compile_kernel: Callable[..., CompileOutcome],
 ) -> None:
+    if launch.foreign_vendor:
+        record_property(properties.VENDOR_VARIANT, launch.foreign_vendor)
+        if launch.error:
+            pytest.skip(_needs_vendor_triton(launch))
     if launch.error:
         fail_with(
             taxonomy.HARNESS_ERROR,

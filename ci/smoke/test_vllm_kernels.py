@@ -25,7 +25,7 @@ from ci.smoke.compile.compiler import CompileJob, CompileOutcome
 from ci.smoke.contract import properties, records, taxonomy
 from ci.smoke.contract.lane import LaneContext, Target, current_context
 from ci.smoke.mirrors import attention
-from ci.smoke.realkernels import jobs, launches
+from ci.smoke.realkernels import jobs, launches, vllm_corpus
 from ci.smoke.triage import bundle, compile_failure
 
 GROUP = "vllm_kernels"
@@ -81,6 +81,16 @@ def launch(request: pytest.FixtureRequest, record_property: RecordProperty) -> j
     return real
 
 
+def _launcher_failure(launch: jobs.RealLaunch) -> str:
+    """A release that moved a kernel or changed its launcher says what changed in one line
+    (``vllm_corpus.KernelChanged``); any other failure of vLLM's launcher, its traceback."""
+    last = launch.error.strip().splitlines()[-1:]
+    prefix = f"{vllm_corpus.KernelChanged.__name__}: "
+    if last and last[0].startswith(prefix):
+        return f"vLLM changed a kernel the corpus drives: {last[0][len(prefix) :]}"
+    return f"vLLM's launcher failed in scenario {launch.scenario} before launching:\n{launch.error}"
+
+
 def test_compile(
     lane: LaneContext,
     launch: jobs.RealLaunch,
@@ -89,12 +99,7 @@ def test_compile(
     compile_kernel: Callable[[CompileJob], CompileOutcome],
 ) -> None:
     if launch.error:
-        fail_with(
-            taxonomy.HARNESS_ERROR,
-            f"vLLM's launcher failed in scenario {launch.scenario} before launching:\n"
-            f"{launch.error}",
-            record_property,
-        )
+        fail_with(taxonomy.HARNESS_ERROR, _launcher_failure(launch), record_property)
     target: Target = TARGETS[launch.target]
     keep = ("ttgir",) if launch.kernel == "kernel_unified_attention" else ()
     job = jobs.compile_job(launch, target, str(artifacts), compile_timeout_s(lane), keep)

@@ -314,3 +314,15 @@ def test_smoke_context_is_plain_json_data() -> None:
     assert again["model"]["tensor_parallel_size"] == 1
     assert again["targets"][0]["name"] == "xpu3"
     assert again["env"]["XPU_EVENT_KL3_ENABLE"] == "1"
+
+
+def test_every_vendor_lane_compiles_both_corpora_with_its_own_flaggems_vendor() -> None:
+    from ci.smoke.realkernels import flaggems_corpus
+
+    matrix = load_matrix()
+    for family in ("iluvatar", "kunlun"):
+        for lane in matrix.family(family):
+            assert {"vllm_kernels", "flaggems_kernels"} <= set(lane.tests), lane.name
+            assert {"vllm", "flag-gems"} <= {p.name for p in lane.pins}, lane.name
+            wanted = {flaggems_corpus.vendor(lane.vendor, t.backend) for t in lane.targets}
+            assert wanted == {lane.device.env["GEMS_VENDOR"]}, lane.name

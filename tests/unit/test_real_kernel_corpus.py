@@ -81,3 +81,62 @@ def test_flaggems_vendor_names_and_environment() -> None:
         "FLAGGEMS_DB_URL": "sqlite://",
         "FLAGGEMS_CACHE_DIR": "/w/flaggems-nvidia",
     }
+
+
+def test_the_cpu_lane_captures_iluvatar_and_kunlunxin_for_its_first_cuda_target_only() -> None:
+    groups = flaggems_corpus.foreign_groups("cpu", [HIP, CUDA, Target("cuda", 80, 32, 0)])
+    assert groups == {"iluvatar": [CUDA], "kunlunxin": [CUDA]}
+    assert flaggems_corpus.foreign_groups("cpu", [HIP]) == {}
+    assert flaggems_corpus.foreign_groups("iluvatar", [CUDA]) == {}
+
+
+def _launch(kernel: str, num_warps: int, foreign: str = "") -> jobs.RealLaunch:
+    return jobs.RealLaunch(
+        source="flag-gems 5.0.2",
+        scenario="mm",
+        target="sm_90",
+        kernel=kernel,
+        module="flag_gems.ops.mm",
+        signature={"a": "*bf16"},
+        constexprs={},
+        attrs={},
+        options={"num_warps": num_warps},
+        foreign_vendor=foreign,
+    )
+
+
+def test_a_foreign_variant_keeps_only_launches_the_lanes_own_capture_lacks() -> None:
+    own = [_launch("mm_kernel", 4)]
+    found = [_launch("mm_kernel", 4, "iluvatar"), _launch("mm_kernel", 8, "iluvatar")]
+    kept = jobs._new_to_lane(own, found)
+    assert [la.options for la in kept] == [{"num_warps": 8}]
+    assert kept[0].id == "iluvatar-mm-mm_kernel"
+
+
+def test_a_vllm_kernel_is_found_by_its_name_wherever_a_release_put_it(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from ci.smoke.realkernels import vllm_corpus
+
+    moved = tmp_path / "vllm" / "third_party" / "fla" / "ops"
+    moved.mkdir(parents=True)
+    (moved / "fused_gdn_prefill_post_conv.py").write_text(
+        "@triton.jit\ndef _fused_post_conv_kernel(x):\n    pass\n", "utf-8"
+    )
+    (moved / "other.py").write_text("def _fused_post_conv_kernel_v2(x):\n    pass\n", "utf-8")
+    package = SimpleNamespace(__path__=[str(tmp_path / "vllm")])
+    assert vllm_corpus._defining_modules(package, "_fused_post_conv_kernel") == [
+        "vllm.third_party.fla.ops.fused_gdn_prefill_post_conv"
+    ]
+    assert vllm_corpus._defining_modules(package, "kernel_unified_attention") == []
+
+
+def test_a_kernel_module_under_a_parent_only_its_package_puts_on_the_path_loads_from_its_file(
+    tmp_path: Path,
+) -> None:
+    from ci.smoke.compile.compiler import _load_module
+
+    source = tmp_path / "matmul_bf16.py"
+    source.write_text("KERNEL = 'matmul_kernel'\n", "utf-8")
+    module = _load_module("_flagci_absent_vendor.ops.matmul_bf16", str(source))
+    assert module.KERNEL == "matmul_kernel"

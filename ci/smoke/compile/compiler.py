@@ -200,7 +200,12 @@ def _load_module(name: str, file: str) -> Any:
 
     if name in sys.modules:
         return sys.modules[name]
-    if not file or importlib.util.find_spec(name) is not None:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        # A parent only the package's own import puts on sys.path (FlagGems' ``_iluvatar``).
+        found = False
+    if not file or found:
         return importlib.import_module(name)
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:

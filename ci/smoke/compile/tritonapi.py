@@ -193,9 +193,11 @@ def compiler_version() -> str:
 # as ``tt.divisibility`` and, on AMD, ``tt.pointer_range``) and compiles what it found. The
 # capture replaces ``run`` for the duration of a ``with`` block: the same binder runs for the
 # backend of a given target (no driver needed), the result is recorded and nothing launches.
-# 3.3 and later bind with ``create_function_from_signature(sig, params, backend)`` and pack
-# with ``JITFunction._pack_args``; 3.2 binds with ``create_binder(backend)`` and describes
-# attributes with the backend's ``AttrsDescriptor``.
+# Which binder a release has is found by feature detection: 3.3 and later bind with
+# ``triton.runtime.jit.create_function_from_signature(sig, params, backend)`` and pack with
+# ``JITFunction._pack_args`` (3.3.1 on; 3.3.0 packs inside ``run``, done here as it does);
+# 3.2 binds with ``JITFunction.create_binder(backend)`` and describes attributes with the
+# backend's ``AttrsDescriptor``.
 
 # Keyword arguments ``run`` itself adds before binding (not options the launch passed).
 _RUN_ADDED = ("debug", "instrumentation_mode")
@@ -222,6 +224,11 @@ def _jit_class() -> Any:
     return JITFunction
 
 
+def is_jit_function(obj: Any) -> bool:
+    """True for a ``@triton.jit`` function, also under launch wrappers (autotuners ...)."""
+    return isinstance(jit_function(obj), _jit_class())
+
+
 def jit_function(obj: Any) -> Any:
     """The ``JITFunction`` under launch wrappers (autotuners, heuristics, FlagGems' LibEntry),
     each of which keeps the function it wraps as ``fn``."""
@@ -232,16 +239,19 @@ def jit_function(obj: Any) -> Any:
 
 
 def _bind(fn: Any, backend: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CapturedLaunch:
+    from triton.runtime import jit as jit_module
+
     names = [p.name for p in fn.params]
     launch_options = {k: v for k, v in kwargs.items() if k not in names and k not in _RUN_ADDED}
-    if hasattr(fn, "_pack_args"):
-        from triton.runtime.jit import create_function_from_signature
-
-        binder = create_function_from_signature(fn.signature, fn.params, backend)
+    if hasattr(jit_module, "create_function_from_signature"):
+        binder = jit_module.create_function_from_signature(fn.signature, fn.params, backend)
         bound, specialization, options = binder(*args, **kwargs)
-        _, by_name, by_path, attrs_by_path = fn._pack_args(
-            backend, kwargs, bound, specialization, options
-        )
+        if hasattr(fn, "_pack_args"):
+            _, by_name, by_path, attrs_by_path = fn._pack_args(
+                backend, kwargs, bound, specialization, options
+            )
+        else:
+            by_name, by_path, attrs_by_path = _pack_33(jit_module, backend, bound, specialization)
         signature = dict(by_name)
         constexprs = {names[_top(path)]: value for path, value in by_path.items()}
         attrs = {
@@ -260,6 +270,25 @@ def _bind(fn: Any, backend: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
         options=launch_options,
         file=inspect.getsourcefile(fn.fn) or "",
     )
+
+
+def _pack_33(
+    jit_module: Any, backend: Any, bound: Mapping[str, Any], specialization: Sequence[Any]
+) -> tuple[dict[str, str], dict[Any, Any], dict[Any, Any]]:
+    """Triton 3.3.0 binds as later releases do but has no ``JITFunction._pack_args``: the
+    argument types, constexprs (by path) and attributes (by path) as its ``run`` packs them."""
+    types = [s[0] for s in specialization]
+    values = list(bound.values())
+    constexprs = {
+        path: jit_module.get_iterable_path(values, path)
+        for path in jit_module.find_paths_if(types, lambda _, t: t == "constexpr")
+    }
+    attr_values = [s[1] for s in specialization]
+    attrs = {
+        path: backend.parse_attr(jit_module.get_iterable_path(attr_values, path))
+        for path in jit_module.find_paths_if(attr_values, lambda _, a: isinstance(a, str))
+    }
+    return dict(zip(bound, types, strict=True)), constexprs, attrs
 
 
 class UnsupportedLaunch(ValueError):

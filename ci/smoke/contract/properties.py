@@ -24,6 +24,8 @@ TARGET = "target"
 SOURCE = "source"
 SCENARIO = "scenario"
 MODULE = "module"
+# FlagGems' variant of a vendor the lane has no device of (`iluvatar` on the CPU lane).
+VENDOR_VARIANT = "vendor_variant"
 LAUNCHES = "launches"
 TTGIR_FILES = "ttgir_files"
 AUTOTUNE_CANDIDATE = "autotune_candidate"

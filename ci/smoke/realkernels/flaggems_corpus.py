@@ -11,7 +11,7 @@ things a compile-only node lacks are answered here, none of them a kernel of Fla
   relaunch it cheaply) passes each launch straight to the JIT, as its first launch does;
 - an autotuner's benchmark: each config is launched (and so captured) as a first launch
   would benchmark it, and every config is reported equally fast; each target's capture is
-  such a first launch.
+  such a first launch (no autotune results from Triton's disk cache either).
 """
 
 import contextlib
@@ -19,7 +19,7 @@ import functools
 import gc
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 from ci.smoke.realkernels.jobs import AUTOTUNE_CANDIDATE
 
@@ -35,6 +35,14 @@ VENDORS: Dict[Tuple[str, str], str] = {
     ("kunlun", "xpu"): "kunlunxin",
     ("kunlun", "cuda"): "kunlunxin",
 }
+# FlagGems' variants of vendors a lane has no device of, captured on it for its first
+# ``cuda`` target with the lane's own Triton: the CPU lane compiles Iluvatar's and
+# Kunlunxin's kernels and tuned configs with upstream Triton (the Triton-3.x ports of both
+# claim ``cuda`` targets: Iluvatar's 3.2 baseline, Kunlunxin's since FlagTree PR #1211).
+# Where a variant needs its vendor's own Triton, its testcases skip and say so.
+FOREIGN_VENDORS: Dict[str, Tuple[str, ...]] = {"cpu": ("iluvatar", "kunlunxin")}
+FOREIGN_BACKEND = "cuda"
+T = TypeVar("T")
 # Environment of FlagGems' own: the vendor, and its tuned-config database in memory (it
 # would otherwise be named after the GPU the node does not have).
 ENV_VENDOR = "GEMS_VENDOR"
@@ -47,6 +55,13 @@ Scenario = Tuple[str, Callable[[], None]]
 
 def vendor(lane_vendor: str, backend: str) -> Optional[str]:
     return VENDORS.get((lane_vendor, backend))
+
+
+def foreign_groups(lane_vendor: str, targets: Sequence[T]) -> Dict[str, List[T]]:
+    """FlagGems vendors captured on a lane of ``lane_vendor`` without their device, each for
+    the lane's first ``cuda`` target (none where the lane has no such target)."""
+    first = [t for t in targets if getattr(t, "backend", "") == FOREIGN_BACKEND][:1]
+    return {name: first for name in FOREIGN_VENDORS.get(lane_vendor, ())} if first else {}
 
 
 def vendor_env(name: str, work: Path) -> Dict[str, str]:
@@ -96,6 +111,11 @@ def _bench_by_launching(self: Any, *args: Any, config: Any, **meta: Any) -> List
     return [1.0, 1.0, 1.0]
 
 
+def _bench_without_disk_cache(self: Any, key: Any, configs: Any, bench: Callable[[], None]) -> bool:
+    bench()
+    return False
+
+
 def launch_tags() -> Dict[str, Any]:
     return {AUTOTUNE_CANDIDATE: True} if _benchmarking[0] else {}
 
@@ -121,6 +141,12 @@ def context(target: Any) -> Iterator[None]:
             _patched(LibEntry, "run", lambda self, *args, **kwargs: self.fn.run(*args, **kwargs))
         )
         stack.enter_context(_patched(triton.runtime.Autotuner, "_bench", _bench_by_launching))
+        # An autotuner with ``cache_results`` (Iluvatar's ``matmul_bf16``) keys its disk cache
+        # by the active driver's target (Triton 3.3 and later): there is none; benchmark.
+        if hasattr(triton.runtime.Autotuner, "check_disk_cache"):
+            stack.enter_context(
+                _patched(triton.runtime.Autotuner, "check_disk_cache", _bench_without_disk_cache)
+            )
         yield
 
 
@@ -138,7 +164,7 @@ def _index(*shape: int) -> Any:
 
 def _rotary() -> None:
     import torch
-    from flag_gems.fused import apply_rotary_pos_emb
+    from flag_gems import apply_rotary_pos_emb
 
     tokens, heads, head_dim = 256, 32, 128
     apply_rotary_pos_emb(
@@ -150,23 +176,28 @@ def _rotary() -> None:
     )
 
 
-def _silu_and_mul() -> None:
-    from flag_gems.fused import silu_and_mul
-
-    silu_and_mul(_meta(256, 4096), _meta(256, 4096))
-
-
 def _cross_entropy() -> None:
+    import flag_gems
     import torch
-    from flag_gems.fused import cross_entropy_loss
 
-    cross_entropy_loss(_meta(64, 32000, dtype=torch.float32), _index(64))
+    flag_gems.cross_entropy_loss(_meta(64, 32000, dtype=torch.float32), _index(64))
+
+
+# Ops only some vendors' variants define (``_iluvatar/ops``): a scenario where FlagGems, as
+# its vendor sets it up, has the op.
+VENDOR_ONLY: Tuple[Tuple[str, Tuple[Tuple[int, ...], ...]], ...] = (
+    # (M, K) @ (N, K)^T, the linear layer's layout.
+    ("matmul_bf16", ((256, 4096), (1024, 4096))),
+)
 
 
 def scenarios(target: Any) -> List[Scenario]:
-    import flag_gems
+    # FlagGems' top level, not ``flag_gems.ops``: at import FlagGems replaces the generic ops
+    # there by its vendor's (``runtime.replace_customized_ops(globals())``, from
+    # ``flag_gems/runtime/backend/_<vendor>/ops`` and ``fused``), so the vendor's variant is
+    # what each scenario calls.
+    import flag_gems as ops
 
-    ops = flag_gems.ops
     hidden = 4096
     calls: List[Scenario] = [
         ("add", functools.partial(ops.add, _meta(256, hidden), _meta(256, hidden))),
@@ -181,7 +212,8 @@ def scenarios(target: Any) -> List[Scenario]:
             ),
         ),
         ("rms_norm", functools.partial(ops.rms_norm, _meta(256, hidden), [hidden], _meta(hidden))),
-        ("silu_and_mul", _silu_and_mul),
+        ("div", functools.partial(ops.div_mode, _meta(256, hidden), _meta(256, hidden))),
+        ("silu_and_mul", functools.partial(ops.silu_and_mul, _meta(256, hidden), _meta(256, 4096))),
         ("rotary_embedding", _rotary),
         ("topk", functools.partial(ops.topk, _meta(64, 32000), 8)),
         ("argmax", functools.partial(ops.argmax, _meta(64, 32000), 1)),
@@ -189,4 +221,8 @@ def scenarios(target: Any) -> List[Scenario]:
         ("embedding", functools.partial(ops.embedding, _meta(32000, hidden), _index(256))),
         ("index_select", functools.partial(ops.index_select, _meta(32000, hidden), 0, _index(256))),
     ]
+    for name, shapes in VENDOR_ONLY:
+        if hasattr(ops, name):
+            tensors = [_meta(*shape) for shape in shapes]
+            calls.append((name, functools.partial(getattr(ops, name), *tensors)))
     return calls

@@ -54,10 +54,14 @@ class RealLaunch:
     autotune_candidate: bool = False
     # Where the scenario's launcher failed before any launch: the traceback.
     error: str = ""
+    # The package's variant of a vendor the lane has no device of (FlagGems' ``iluvatar`` on
+    # the CPU lane), captured with the lane's Triton; "" for the lane's own.
+    foreign_vendor: str = ""
 
     @property
     def id(self) -> str:
-        return f"{self.scenario}-{self.kernel}" if self.kernel else self.scenario
+        name = f"{self.scenario}-{self.kernel}" if self.kernel else self.scenario
+        return f"{self.foreign_vendor}-{name}" if self.foreign_vendor else name
 
 
 def vendor_groups(corpus: str, lane: LaneContext) -> Dict[str, List[Target]]:
@@ -96,7 +100,8 @@ def capture(corpus: str, lane: LaneContext, work: Path) -> List[RealLaunch]:
     module = _corpus_module(corpus)
     launches: List[RealLaunch] = []
     documents = []
-    for vendor, targets in vendor_groups(corpus, lane).items():
+    foreign = module.foreign_groups(lane.vendor, lane.targets)
+    for vendor, targets in [*vendor_groups(corpus, lane).items(), *foreign.items()]:
         request = {"targets": [{**t.__dict__, "label": t.label} for t in targets]}
         key = [corpus, vendor, request, lane.env, installed(module.SOURCE_PACKAGE)]
         cached = _cache_entry(corpus, vendor, key, module.__file__)
@@ -104,12 +109,19 @@ def capture(corpus: str, lane: LaneContext, work: Path) -> List[RealLaunch]:
         document = _cached(cached)
         if document is None:
             env = _capture_env(module, vendor, home)
-            document = _run_capture(corpus, vendor, request, env)
+            try:
+                document = _run_capture(corpus, vendor, request, env)
+            except CaptureError as err:
+                if vendor not in foreign:
+                    raise
+                launches.append(_unavailable(vendor, targets[0], str(err)))
+                continue
             document["vendor"] = vendor
             if cached is not None and not any("error" in r for r in document["results"]):
                 _store(cached, document)
         documents.append(document)
-        launches.extend(_launches(document))
+        found = _launches(document, vendor if vendor in foreign else "")
+        launches.extend(_new_to_lane(launches, found) if vendor in foreign else found)
     work.mkdir(parents=True, exist_ok=True)
     (work / records.capture_name(corpus)).write_text(json.dumps(documents, indent=1), "utf-8")
     return launches
@@ -211,11 +223,46 @@ def _store(entry: Path, document: Dict[str, Any]) -> None:
     files.write_text(entry / "capture.json", json.dumps(document))
 
 
-def _launches(document: Dict[str, Any]) -> List[RealLaunch]:
+def _unavailable(vendor: str, target: Target, error: str) -> RealLaunch:
+    """A foreign vendor's variant whose package did not import with the lane's Triton."""
+    return RealLaunch(
+        source=vendor,
+        scenario="import",
+        target=target.label,
+        kernel="",
+        module="",
+        signature={},
+        constexprs={},
+        attrs={},
+        options={},
+        error=error,
+        foreign_vendor=vendor,
+    )
+
+
+def _new_to_lane(lane_launches: List[RealLaunch], found: List[RealLaunch]) -> List[RealLaunch]:
+    """A foreign variant's launches less those the lane's own capture already compiles (the
+    same module, kernel, specialisation and options for the same target; a generated module
+    is named by its code): its own kernels and tuned configs remain."""
+
+    def key(la: RealLaunch) -> str:
+        shape = [la.target, la.module, la.kernel, la.signature, la.constexprs]
+        return json.dumps([*shape, la.attrs, la.options], sort_keys=True, default=str)
+
+    known = {key(la) for la in lane_launches if not la.error}
+    return [la for la in found if la.error or key(la) not in known]
+
+
+def _launches(document: Dict[str, Any], foreign_vendor: str = "") -> List[RealLaunch]:
     source = f"{document['package']} {document['version']}".strip()
     found = []
     for entry in document["results"]:
-        common = {"source": source, "scenario": entry["scenario"], "target": entry["target"]}
+        common = {
+            "source": source,
+            "scenario": entry["scenario"],
+            "target": entry["target"],
+            "foreign_vendor": foreign_vendor,
+        }
         if "error" in entry:
             found.append(
                 RealLaunch(
