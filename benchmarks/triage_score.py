@@ -2,7 +2,7 @@
 
 For each set: class accuracy, the labelled key facts found in the signatures' details, the
 same-bug groups given one key, the collisions (one key for different bugs) and the
-confusion of classes. The README's triage figures are this script's output. Run from the
+confusion of classes. The triage figures of docs/triage.md are this script's output. Run from the
 repository root:
 
     .venv/bin/python benchmarks/triage_score.py [--markdown]

@@ -3,7 +3,7 @@
 Runs `flagci run` once per lane of the family (oldest first), each in its own hash-locked
 venv, and prints one Markdown row per release: compiles per target (passed / all, and the
 last stage reached), numerics, and every testcase that did not pass, by failure kind. The
-README's per-version table is this script's output. Run from the repository root:
+The per-version table of docs/lanes.md is this script's output. Run from the repository root:
 
     .venv/bin/python benchmarks/triton_versions.py [--family cpu] [--lane L ...] [-- pytest args]
 """

@@ -1,4 +1,4 @@
-"""benchmarks/triage_score.py on both corpora: the figures the README quotes are a floor.
+"""benchmarks/triage_score.py on both corpora: the figures docs/triage.md quotes are a floor.
 
 The tuning set (corpus.toml) must stay at 100%: every class right, every same-bug group
 one key, no collision. The frozen splits (frozen.toml, frozen2.toml) are never tuned on;
@@ -13,7 +13,7 @@ from benchmarks import triage_score
 from ci.smoke.contract import structure
 from ci.smoke.contract.taxonomy import KINDS
 
-# What each frozen split scores now (README): floors, per split.
+# What each frozen split scores now (docs/triage.md): floors, per split.
 FLOORS = {
     "frozen": {"logs": 35, "right": 35, "facts_kept": 11},
     "frozen-2": {"logs": 24, "right": 24, "facts_kept": 5},
