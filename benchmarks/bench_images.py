@@ -15,12 +15,14 @@ the image would carry twice if the wheels stayed in it). Needs a Docker engine
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
 
-from ci.build import baseimage, environment, images, wheelhouse
+from ci.build import baseimage, images, wheelhouse
 from ci.build.engine import connect
+from ci.commands.options import cache_from, with_index_settings
 from ci.lanes.matrix import load_matrix
 
 LANE = "cpu-triton-3.6.0"
@@ -62,9 +64,9 @@ def megabytes(size: int) -> str:
 
 
 def main() -> int:
-    matrix = load_matrix()
+    matrix = with_index_settings(load_matrix(), os.environ)
     lane = matrix.lane(LANE)
-    wheels = environment.cache_root() / "wheelhouse"
+    wheels = cache_from(os.environ) / "wheelhouse"
     with connect() as engine, tempfile.TemporaryDirectory() as tmp:
         baseimage.ensure(engine)
         wheelhouse.prepare(matrix, lane, wheels / lane.name)
@@ -77,7 +79,7 @@ def main() -> int:
 
         lanes = Path(tmp, "lanes.toml")
         lanes.write_text(moved_matrix_text(Path(matrix.source).read_text()))
-        moved = load_matrix(lanes)
+        moved = with_index_settings(load_matrix(lanes), os.environ)
         moved_lane = moved.lane(LANE)
         wheelhouse.prepare(moved, moved_lane, wheels / moved_lane.name)
         rebuild = images.build(engine, moved, moved_lane, wheels)

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ci.build import environment
+from ci.commands.options import cache_from, with_index_settings
 from ci.lanes.matrix import load_matrix
 from ci.run.executors import workers_arg
 
@@ -34,9 +35,11 @@ def main() -> int:
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-    matrix = load_matrix()
+    matrix = with_index_settings(load_matrix(), os.environ)
     lane = matrix.default
-    env_dir = environment.prepare(matrix, lane)  # warm: both sides start from a built venv
+    env_dir = environment.prepare(
+        matrix, lane, cache_from(os.environ)
+    )  # warm: both sides start from a built venv
     workers = workers_arg(0)  # as flagci run passes it: one per core
     base_env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     flagci, direct = [], []

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ci.build import images
 from ci.build.engine import connect
-from ci.build.environment import cache_root
+from ci.commands.options import cache_from, with_index_settings
 from ci.lanes.matrix import load_matrix
 from ci.run.executors import SuiteRequest, smoke_command
 
@@ -74,7 +74,8 @@ def main() -> int:
     lane = load_matrix().default
     with tempfile.TemporaryDirectory(prefix="bench-remote-") as scratch, connect() as engine:
         root = Path(scratch)
-        image = images.build(engine, load_matrix(), lane, cache_root() / "wheelhouse").ref
+        matrix = with_index_settings(load_matrix(), os.environ)
+        image = images.build(engine, matrix, lane, cache_from(os.environ) / "wheelhouse").ref
         node_image = sshnodes.node_image(engine)
         key = sshnodes.ssh_key(root)
         node = sshnodes.start_node(engine, node_image, "bench", key, root / "nodes")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 
 from ci.commands import COMMAND_MODULES
+from ci.core import reporter
 from ci.core.errors import FlagCIError, TestsFailedError
 
 Handler = Callable[[argparse.Namespace, Mapping[str, str]], int]
@@ -99,13 +100,17 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run the command ``argv`` names with ``environ`` (default: this process's) as its
-    settings; return its exit status."""
+    settings; return its exit status. The command reports through the reporter installed,
+    else through the one ``environ`` calls for (``ci.core.reporter``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _set_up_logging(args.verbose, args.quiet)
     handler: Handler = args.handler
+    settings = os.environ if environ is None else environ
+    embedder = reporter.installed()
+    reporter.use(embedder if embedder is not None else reporter.for_environment(settings))
     try:
-        code = handler(args, os.environ if environ is None else environ)
+        code = handler(args, settings)
         sys.stdout.flush()
         return code
     except FlagCIError as err:
@@ -117,6 +122,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except KeyboardInterrupt:
         print("flagci: interrupted", file=sys.stderr)
         return INTERRUPTED_EXIT
+    finally:
+        reporter.use(embedder)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ci.build import environment
+from ci.commands.options import cache_from, with_index_settings
 from ci.lanes.matrix import Lane, LaneMatrix, load_matrix
 from tests.fixtures.postgres import throwaway_database
 
@@ -16,7 +18,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="session")
 def matrix() -> LaneMatrix:
-    return load_matrix()
+    """The packaged lane matrix, its index settings from this process's environment."""
+    return with_index_settings(load_matrix(), os.environ)
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +30,7 @@ def cpu_lane(matrix: LaneMatrix) -> Lane:
 @pytest.fixture(scope="session")
 def cpu_lane_env(matrix: LaneMatrix, cpu_lane: Lane) -> environment.LaneEnvironment:
     """The real CPU lane venv (cached between runs under FLAGCI_CACHE)."""
-    return environment.prepare(matrix, cpu_lane)
+    return environment.prepare(matrix, cpu_lane, cache_from(os.environ))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

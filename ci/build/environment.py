@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,12 +24,6 @@ from ci.core.errors import EnvironmentSetupError
 from ci.lanes.matrix import Lane, LaneMatrix
 
 READY_MARK = "flagci-ready.json"
-
-
-def cache_root(environ: Mapping[str, str] | None = None) -> Path:
-    environ = os.environ if environ is None else environ
-    explicit = environ.get("FLAGCI_CACHE")
-    return Path(explicit) if explicit else Path.home() / ".cache" / "flagci"
 
 
 def source_root() -> Path:
@@ -68,9 +60,10 @@ def lane_python(lane: Lane) -> str:
 
 
 def prepare(
-    matrix: LaneMatrix, lane: Lane, cache: Path | None = None, node: str = "localhost"
+    matrix: LaneMatrix, lane: Lane, cache: Path, node: str = "localhost"
 ) -> LaneEnvironment:
-    cache = cache or cache_root()
+    """``lane``'s venv under the cache folder ``cache`` (``$FLAGCI_CACHE``: read by the
+    command line, ``ci.commands.options.cache_from``), its wheels from there too."""
     house = wheelhouse.prepare(matrix, lane, cache / "wheelhouse" / lane.name)
     lock_text = house.lock.read_text(encoding="utf-8")
     digest = hashlib.sha256(lock_text.encode()).hexdigest()[:16]

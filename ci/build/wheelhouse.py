@@ -16,7 +16,7 @@ import re
 import sys
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
@@ -130,13 +130,9 @@ def _download_args(lane: Lane) -> list[str]:
     ]
 
 
-def prepare(
-    matrix: LaneMatrix,
-    lane: Lane,
-    folder: Path,
-    environ: Mapping[str, str] | None = None,
-) -> Wheelhouse:
-    """Download (where missing), check and lock every pin of ``lane`` into ``folder``."""
+def prepare(matrix: LaneMatrix, lane: Lane, folder: Path) -> Wheelhouse:
+    """Download (where missing), check and lock every pin of ``lane`` into ``folder``, each
+    from its index at the URL ``matrix`` gives (``LaneMatrix.with_index_urls``)."""
     folder.mkdir(parents=True, exist_ok=True)
     missing: dict[str, list[Pin]] = defaultdict(list)
     for pin in lane.pins:
@@ -144,7 +140,7 @@ def prepare(
             missing[pin.index].append(pin)
     for index, pins in missing.items():
         try:
-            url = matrix.index_url(index, environ)
+            url = matrix.index_url(index)
         except ConfigError as err:
             raise ConfigError(f"lane '{lane.name}': {err}") from None
         process.run(

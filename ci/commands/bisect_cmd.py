@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _bisect(args: argparse.Namespace, environ: Environ) -> int:
-    where = Where.parse(args)
+    where = Where.parse(args, environ)
     recording = Recording.parse(args, environ)
     result, run = bisect(
         where.matrix,

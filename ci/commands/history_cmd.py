@@ -6,8 +6,7 @@ import argparse
 from datetime import timedelta
 from pathlib import Path
 
-from ci.commands.lanes_cmd import matrix_from
-from ci.commands.options import HISTORY_SETTING, Environ, history_target
+from ci.commands.options import HISTORY_SETTING, Environ, history_target, matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.core import reporter, tables
 from ci.core.errors import UsageError
@@ -208,7 +207,7 @@ def _dashboard(args: argparse.Namespace, environ: Environ) -> int:
         _store(args, environ),
         args.out,
         ledger=load_ledger(args.ledger),
-        matrix=matrix_from(args),
+        matrix=matrix_from(args, environ),
         stale_after=timedelta(hours=args.stale_hours),
     )
     print(f"dashboard: {index}")

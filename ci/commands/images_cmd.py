@@ -8,9 +8,7 @@ from pathlib import Path
 
 from ci.build import baseimage, images
 from ci.build.engine import connect
-from ci.build.environment import cache_root
-from ci.commands.lanes_cmd import matrix_from
-from ci.commands.options import Environ
+from ci.commands.options import Environ, cache_from, matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.core import reporter, tables
 from ci.core.errors import UsageError
@@ -57,9 +55,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _build(args: argparse.Namespace, environ: Environ) -> int:
-    matrix = matrix_from(args)
+    matrix = matrix_from(args, environ)
     lanes = matrix.select(args.lanes)
-    wheels = (args.wheelhouse or cache_root() / "wheelhouse").resolve()
+    wheels = (args.wheelhouse or cache_from(environ) / "wheelhouse").resolve()
     with connect() as engine:
         for lane in lanes:
             report = images.build(engine, matrix, lane, wheels, nocache=args.no_cache)
@@ -77,7 +75,7 @@ def _build(args: argparse.Namespace, environ: Environ) -> int:
 
 
 def _list(args: argparse.Namespace, environ: Environ) -> int:
-    matrix = matrix_from(args)
+    matrix = matrix_from(args, environ)
     wanted: list[str | None] = [matrix.lane(name).name for name in args.lanes] or [None]
     rows: list[dict[str, object]] = []  # --json: the size in bytes
     shown = tables.table("image", "lane", "compiler", "size", "created", "state", right=["size"])
@@ -116,7 +114,7 @@ def _list(args: argparse.Namespace, environ: Environ) -> int:
 
 
 def _inspect(args: argparse.Namespace, environ: Environ) -> int:
-    matrix = matrix_from(args)
+    matrix = matrix_from(args, environ)
     lanes = matrix.select(args.lanes)
     if args.image and len(lanes) != 1:
         raise UsageError("--image inspects one image: name exactly one lane")
@@ -156,7 +154,7 @@ def _inspect(args: argparse.Namespace, environ: Environ) -> int:
 
 
 def _save(args: argparse.Namespace, environ: Environ) -> int:
-    matrix = matrix_from(args)
+    matrix = matrix_from(args, environ)
     lanes = [matrix.lane(name) for name in args.lanes]
     with connect() as engine:
         for lane in lanes:

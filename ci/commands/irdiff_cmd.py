@@ -7,8 +7,7 @@ import tempfile
 from pathlib import Path
 
 from ci.build import environment
-from ci.commands.lanes_cmd import matrix_from
-from ci.commands.options import Environ
+from ci.commands.options import Environ, cache_from, matrix_from
 from ci.core import reporter
 from ci.core.errors import UsageError
 from ci.smoke.contract.records import BUNDLE_NAME, SPEC_NAME
@@ -27,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _irdiff(args: argparse.Namespace, environ: Environ) -> int:
-    matrix = matrix_from(args)
+    matrix = matrix_from(args, environ)
     lane = matrix.lane(args.lane)
     baseline_name = args.baseline or lane.baseline
     if not baseline_name:
@@ -36,7 +35,7 @@ def _irdiff(args: argparse.Namespace, environ: Environ) -> int:
     bundle = Path(args.artifacts).resolve() / BUNDLE_NAME
     if not (bundle / SPEC_NAME).is_file():
         raise UsageError(f"--artifacts: no reproducer bundle at {bundle}")
-    python = environment.prepare(matrix, baseline).python
+    python = environment.prepare(matrix, baseline, cache_from(environ)).python
     with tempfile.TemporaryDirectory(prefix="flagci-irdiff-") as scratch:
         found = irdiff.diff_with_baseline(bundle, python, Path(scratch), lane.name, baseline.name)
     if found is None:

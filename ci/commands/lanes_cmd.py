@@ -6,14 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ci.commands.options import Environ
+from ci.commands.options import Environ, matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.core import atomic, reporter, tables
-from ci.lanes.matrix import LaneMatrix, load_matrix
-
-
-def matrix_from(args: argparse.Namespace) -> LaneMatrix:
-    return load_matrix(Path(args.lanes_file) if args.lanes_file else None)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _list(args: argparse.Namespace, environ: Environ) -> int:
-    matrix = matrix_from(args)
+    matrix = matrix_from(args, environ)
     lanes = (
         {lane.name: lane for lane in matrix.family(args.family)} if args.family else matrix.lanes
     )
@@ -79,13 +74,13 @@ def _list(args: argparse.Namespace, environ: Environ) -> int:
 
 
 def _show(args: argparse.Namespace, environ: Environ) -> int:
-    lane = matrix_from(args).lane(args.lane)
+    lane = matrix_from(args, environ).lane(args.lane)
     print(json.dumps(lane.model_dump(), indent=2))
     return 0
 
 
 def _context(args: argparse.Namespace, environ: Environ) -> int:
-    lane = matrix_from(args).lane(args.lane)
+    lane = matrix_from(args, environ).lane(args.lane)
     text = lane.lane_json(args.node)
     if args.output:
         atomic.write_text(Path(args.output), text)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci.commands.lanes_cmd import matrix_from
-from ci.commands.options import Environ
+from ci.commands.options import Environ, matrix_from
 from ci.commands.output import add_json_option, print_json
 from ci.core import reporter
 from ci.core.errors import InfrastructureError
@@ -29,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _check(args: argparse.Namespace, environ: Environ) -> int:
-    matrix = matrix_from(args)
+    matrix = matrix_from(args, environ)
     path = inventory.inventory_path(args.inventory)
     found = inventory.load(path, args.limit)
     checks = check.check(matrix, found, health.load_rules())

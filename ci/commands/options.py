@@ -24,9 +24,33 @@ from ci.run import executors, record, remote
 
 Environ = Mapping[str, str]
 
+CACHE_SETTING = "FLAGCI_CACHE"  # the folder of lane venvs, wheelhouses, image archives
 HISTORY_SETTING = "FLAGCI_HISTORY_DB"  # the history to use when none is named
 SITE_URL_SETTING = "FLAGCI_SITE_URL"  # where the dashboard is published
 STEP_SUMMARY_SETTING = "GITHUB_STEP_SUMMARY"  # GitHub Actions' job summary file
+
+
+def cache_from(environ: Environ) -> Path:
+    """The cache folder: $FLAGCI_CACHE, else ``.cache/flagci`` in the home folder."""
+    explicit = environ.get(CACHE_SETTING)
+    if explicit:
+        return Path(explicit)
+    home = environ.get("HOME")
+    return (Path(home) if home else Path.home()) / ".cache" / "flagci"
+
+
+def with_index_settings(matrix: LaneMatrix, environ: Environ) -> LaneMatrix:
+    """``matrix`` with each package index at the URL its setting (the index's ``env``,
+    FLAGCI_INDEX_<NAME>) gives, where set."""
+    urls = {name: environ.get(index.env, "") for name, index in matrix.indexes.items()}
+    return matrix.with_index_urls({name: url for name, url in urls.items() if url})
+
+
+def matrix_from(args: argparse.Namespace, environ: Environ) -> LaneMatrix:
+    """The lane matrix of ``--lanes-file`` (default: the packaged one), with its settings."""
+    return with_index_settings(
+        load_matrix(Path(args.lanes_file) if args.lanes_file else None), environ
+    )
 
 
 def history_target(named: str | None, results: Path, environ: Environ) -> str:
@@ -66,25 +90,28 @@ def publishing_from(environ: Environ) -> Publishing:
 
 @dataclass(frozen=True)
 class Where:
-    """The lane matrix (``--lanes-file``) and where its lanes run: local venvs (default),
-    local images (``--image``) or an inventory's nodes (``--inventory``, ``--limit``)."""
+    """The lane matrix (``--lanes-file``, its index settings) and where its lanes run: local
+    venvs (default), local images (``--image``) or an inventory's nodes (``--inventory``,
+    ``--limit``), each with the cache folder ($FLAGCI_CACHE)."""
 
     matrix: LaneMatrix
     executor: executors.LaneExecutor
 
     @classmethod
-    def parse(cls, args: argparse.Namespace) -> Where:
+    def parse(cls, args: argparse.Namespace, environ: Environ) -> Where:
         if args.limit and not args.inventory:
             raise UsageError("--limit selects inventory hosts: it needs --inventory")
         nodes = inventory.inventory_path(args.inventory) if args.inventory else None
-        matrix = load_matrix(Path(args.lanes_file) if args.lanes_file else None)
+        matrix = matrix_from(args, environ)
+        cache = cache_from(environ)
         executor: executors.LaneExecutor
         if nodes is not None:
-            executor = remote.NodeExecutor(matrix, nodes, limit=args.limit)
+            search_path = environ.get("PATH", "")
+            executor = remote.NodeExecutor(matrix, nodes, cache, search_path, limit=args.limit)
         elif args.image:
-            executor = executors.LocalImageExecutor(matrix)
+            executor = executors.LocalImageExecutor(matrix, cache)
         else:
-            executor = executors.LocalVenvExecutor(matrix)
+            executor = executors.LocalVenvExecutor(matrix, cache)
         return cls(matrix, executor)
 
 
@@ -117,7 +144,7 @@ class RunOptions:
     @classmethod
     def parse(cls, args: argparse.Namespace, environ: Environ) -> RunOptions:
         extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-        where = Where.parse(args)
+        where = Where.parse(args, environ)
         names = [name for value in args.lanes for name in value.split(",") if name]
         return cls(
             where=where,

@@ -3,6 +3,10 @@
 Each command starts in a process group of its own, so that a timeout (or an interrupt of
 flagci) ends everything it started: pytest's xdist workers, a compile worker, a container
 client, not only the direct child.
+
+A command inherits this process's environment, as every child process does; ``env`` adds
+variables for it on top (the one place ``ci`` outside the command line reads
+``os.environ``: to hand it on, never for a setting of its own).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ def run(
     """Run a command after echoing it (unless ``quiet``); raise ``error`` (naming ``what``)
     if it fails or runs past ``timeout``, which ends its whole process group.
 
+    ``env``: variables set for the command on top of the environment it inherits.
     With ``capture`` the output is returned (and put in the error message on failure);
     without it the command writes straight to this process' stdout and stderr, unless the
     reporter has a live display on the terminal: then its output goes through the reporter,

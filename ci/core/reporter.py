@@ -11,13 +11,15 @@ where the output goes:
 - GitHub Actions (``GITHUB_ACTIONS=true``): ``CIReporter``, the same lines with workflow
   commands around them (steps as collapsible groups, warnings as annotations).
 
-Tests and embedders may install their own with ``use``.
+``for_environment`` chooses from the settings it is given: ``flagci`` installs its choice
+for the command's environment (``ci.cli.main``). Tests and embedders may install their
+own with ``use``; with none installed, ``current()`` is the choice outside CI.
 """
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Mapping
 from typing import IO
 
 from rich.console import Console
@@ -149,23 +151,27 @@ _terminal: TerminalReporter | None = None  # one per process: it owns the live d
 
 
 def use(reporter: Reporter | None) -> None:
-    """Install ``reporter`` for this process (None: choose from the environment again)."""
+    """Install ``reporter`` for this process (None: the choice outside CI again)."""
     global _installed
     _installed = reporter
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+def installed() -> Reporter | None:
+    return _installed
 
 
-def current() -> Reporter:
+def for_environment(environ: Mapping[str, str]) -> Reporter:
+    """The reporter for a process whose environment is ``environ`` (``CI``,
+    ``GITHUB_ACTIONS``) and whose stdout is this one."""
     global _terminal
-    if _installed is not None:
-        return _installed
-    if os.environ.get("GITHUB_ACTIONS") == "true":
+    if environ.get("GITHUB_ACTIONS") == "true":
         return CIReporter()
-    if in_ci() or not sys.stdout.isatty():
+    if environ.get("CI", "").lower() not in ("", "0", "false") or not sys.stdout.isatty():
         return Reporter()
     if _terminal is None:
         _terminal = TerminalReporter()
     return _terminal
+
+
+def current() -> Reporter:
+    return _installed if _installed is not None else for_environment({})

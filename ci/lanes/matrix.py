@@ -6,7 +6,6 @@ before any environment, image or node is touched.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from functools import cached_property
@@ -52,14 +51,14 @@ class _Model(BaseModel):
 
 
 class Index(_Model):
-    """A package index; its URL is a setting read from the environment."""
+    """A package index; its URL is a setting: the environment variable ``env``, read by the
+    command line (``ci.commands.options``) into ``LaneMatrix.with_index_urls``, else ``url``."""
 
     env: EnvName
     url: StrictStr | None = None
 
-    def resolve(self, name: str, environ: Mapping[str, str] | None = None) -> str:
-        environ = os.environ if environ is None else environ
-        url = environ.get(self.env) or self.url
+    def resolve(self, name: str) -> str:
+        url = self.url
         if not url:
             raise ConfigError(
                 f"package index '{name}' has no URL: set the environment variable {self.env}"
@@ -278,8 +277,16 @@ class LaneMatrix(_Model):
             raise UsageError(f"no family '{family}' in {self.source}: {sorted(self.families)}")
         return [self.lanes[n] for n in self.families[family]]
 
-    def index_url(self, name: str, environ: Mapping[str, str] | None = None) -> str:
-        return self.indexes[name].resolve(name, environ)
+    def index_url(self, name: str) -> str:
+        return self.indexes[name].resolve(name)
+
+    def with_index_urls(self, urls: Mapping[str, str]) -> LaneMatrix:
+        """This matrix with each index named in ``urls`` at the URL given there."""
+        indexes = {
+            name: index.model_copy(update={"url": urls[name]}) if name in urls else index
+            for name, index in self.indexes.items()
+        }
+        return self.model_copy(update={"indexes": indexes})
 
 
 def _normalise(name: str) -> str:

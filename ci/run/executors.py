@@ -118,10 +118,11 @@ def run_lanes(
 
 @dataclass(frozen=True)
 class LocalVenvExecutor:
-    """This machine, each lane in a venv holding exactly its pins (``ci.build.environment``)."""
+    """This machine, each lane in a venv holding exactly its pins (``ci.build.environment``)
+    under the cache folder ``cache``."""
 
     matrix: LaneMatrix
-    cache: Path | None = None
+    cache: Path
 
     @property
     def kind(self) -> str:
@@ -156,10 +157,11 @@ class LocalImageExecutor:
 
     An unprivileged image runs as the calling user (``runs_as_caller``), so the results
     folder needs no wider modes; container names and labels are those of the node runs.
+    The wheels of its images and the capture cache are kept in the cache folder ``cache``.
     """
 
     matrix: LaneMatrix
-    cache: Path | None = None
+    cache: Path
 
     @property
     def kind(self) -> str:
@@ -168,13 +170,12 @@ class LocalImageExecutor:
     def execute(
         self, run: record.Run, lanes: Sequence[Lane], request: SuiteRequest
     ) -> list[LaneOutcome]:
-        cache = self.cache or environment.cache_root()
         outcomes = []
         for lane in lanes:
             part = run.part(LOCAL_NODE, lane.name)
             try:
                 with run.step(f"{lane.name}: image"), engine.connect() as docker:
-                    ref = images.build(docker, self.matrix, lane, cache / "wheelhouse").ref
+                    ref = images.build(docker, self.matrix, lane, self.cache / "wheelhouse").ref
                     info = docker.image(ref)
                     user = info.user if info is not None else ""
             except (EnvironmentSetupError, ConfigError, InfrastructureError) as err:
@@ -190,7 +191,7 @@ class LocalImageExecutor:
         request: SuiteRequest,
     ) -> str:  # fmt: skip
         name = container_name(run_id, LOCAL_NODE, lane.name)
-        argv = image_argv(ref, image_user, lane, folder, run_id, request)
+        argv = image_argv(ref, image_user, lane, folder, run_id, request, self.cache)
         try:
             return _run_suite(argv, lane, folder, {})
         finally:
@@ -206,25 +207,32 @@ class LocalImageExecutor:
             )
 
 
-def local_capture_cache() -> Path:
-    """This machine's capture cache folder for lane images (beside the lane venvs), made
-    here: docker would make a missing one as root."""
-    folder = environment.cache_root() / "capture"
+def local_capture_cache(cache: Path) -> Path:
+    """This machine's capture cache folder for lane images, in the cache folder ``cache``
+    (beside the lane venvs), made here: docker would make a missing one as root."""
+    folder = cache / "capture"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
 def image_argv(
-    ref: str, image_user: str, lane: Lane, folder: Path, run_id: str, request: SuiteRequest
+    ref: str,
+    image_user: str,
+    lane: Lane,
+    folder: Path,
+    run_id: str,
+    request: SuiteRequest,
+    cache: Path,
 ) -> list[str]:
-    """The ``docker run`` command line of a lane's suite in its image on this machine."""
+    """The ``docker run`` command line of a lane's suite in its image on this machine
+    (``cache``: the cache folder holding its capture cache)."""
     spec = container.lane_container(
         lane,
         run_id=run_id,
         node=LOCAL_NODE,
         results=str(folder),
         as_caller=runs_as_caller(image_user),
-        capture_cache=str(local_capture_cache()),
+        capture_cache=str(local_capture_cache(cache)),
     )
     user = ["--user", f"{os.getuid()}:{os.getgid()}"] if spec.as_caller else []
     name = container_name(run_id, LOCAL_NODE, lane.name)

@@ -26,7 +26,7 @@ from typing import Any
 
 import ansible_runner
 
-from ci.build import engine, environment, images
+from ci.build import engine, images
 from ci.core import process, reporter
 from ci.core.errors import ConfigError, EnvironmentSetupError, InfrastructureError
 from ci.lanes.matrix import Lane, LaneMatrix
@@ -235,14 +235,16 @@ def play(
     extravars: Mapping[str, Any],
     private_dir: Path,
     progress: Progress,
+    search_path: str,
     *,
     tags: Sequence[str] = (),
     check: bool = False,
 ) -> ansible_runner.Runner:
-    """Run ``playbook`` for the hosts of ``extravars['flagci_plan']``; return the runner."""
+    """Run ``playbook`` for the hosts of ``extravars['flagci_plan']``; return the runner.
+    Commands are looked up in this controller's venv, then in ``search_path`` (a PATH)."""
     hosts = sorted(extravars["flagci_plan"])
     # ansible-playbook of this controller's venv, whose Python imports ``ci`` (the filters).
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    path = os.pathsep.join([str(Path(sys.executable).parent), search_path])
     private_dir.mkdir(parents=True, exist_ok=True)
     # ansible-runner starts ansible-playbook itself (for its events): echoed like the rest.
     process.echo(["ansible-playbook", "-i", inventory_file, playbook, "--limit", ",".join(hosts),
@@ -281,7 +283,14 @@ def run_attempt(
 ) -> Attempt:
     progress = Progress()
     private_dir = run_dir / "ansible" / f"attempt-{number}"
-    runner = play(executor.playbook, executor.inventory, extravars, private_dir, progress)
+    runner = play(
+        executor.playbook,
+        executor.inventory,
+        extravars,
+        private_dir,
+        progress,
+        executor.search_path,
+    )
     plan: Mapping[str, list[str]] = extravars["flagci_plan"]
     if runner.rc != 0 and not progress.hosts:
         tail = "\n".join(runner.stdout.read().splitlines()[-20:]) if runner.stdout else ""
@@ -333,14 +342,17 @@ class NodeExecutor:
     """Inventory nodes: each lane in its image, through ``playbooks/run.yml``.
 
     A node that fails for infrastructure reasons is tried ``retries`` more times with the
-    lanes it did not finish.
+    lanes it did not finish. The images' wheels and archives are kept in the cache folder
+    ``cache``; Ansible's commands are looked up in ``search_path`` (a PATH) after this
+    controller's venv.
     """
 
     matrix: LaneMatrix
     inventory: Path
+    cache: Path
+    search_path: str
     limit: str | None = None
     retries: int = 1
-    cache: Path | None = None
     playbook: Path = field(default_factory=lambda: inventory.playbooks_root() / "run.yml")
 
     @property
@@ -358,12 +370,11 @@ class NodeExecutor:
         parts = {
             (host, name): run.part(host, name) for host, names in plan.items() for name in names
         }
-        cache = self.cache or environment.cache_root()
         lanes_vars: dict[str, Any] = {}
         with run.step("lane images on the controller"), engine.connect() as docker:
             for lane in lanes:
                 try:
-                    built = images.build(docker, self.matrix, lane, cache / "wheelhouse")
+                    built = images.build(docker, self.matrix, lane, self.cache / "wheelhouse")
                 except (EnvironmentSetupError, ConfigError) as err:  # this lane's alone
                     for (_, name), part in parts.items():
                         if name == lane.name:
@@ -374,7 +385,7 @@ class NodeExecutor:
                     lane,
                     built.ref,
                     list(info.repo_digests) if info is not None else [],
-                    cache / "images" / images.archive_name(built.ref),
+                    self.cache / "images" / images.archive_name(built.ref),
                     request,
                     as_caller=executors.runs_as_caller(info.user if info is not None else ""),
                 )

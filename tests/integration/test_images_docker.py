@@ -24,6 +24,7 @@ import pytest
 from ci import cli
 from ci.build import baseimage, environment, images
 from ci.build.engine import Engine, connect
+from ci.commands.options import cache_from, with_index_settings
 from ci.core.errors import InfrastructureError
 from ci.lanes.matrix import Lane, LaneMatrix, load_matrix
 
@@ -97,7 +98,7 @@ def engine() -> Iterator[Engine]:
 
 @pytest.fixture(scope="session")
 def wheels() -> Path:
-    return environment.cache_root() / "wheelhouse"
+    return cache_from(os.environ) / "wheelhouse"
 
 
 @pytest.fixture(scope="session")
@@ -110,7 +111,7 @@ def cpu_image(engine: Engine) -> tuple[Lane, str]:
 
 @pytest.fixture(scope="session")
 def substituted() -> LaneMatrix:
-    return load_matrix(SUBSTITUTED)
+    return with_index_settings(load_matrix(SUBSTITUTED), os.environ)
 
 
 def test_the_cpu_image_is_built_on_the_debian_base_and_agrees_with_the_matrix(
@@ -236,7 +237,7 @@ def test_building_a_lane_whose_tag_exists_does_nothing(
     engine: Engine, cpu_image: tuple[Lane, str], wheels: Path
 ) -> None:
     lane, ref = cpu_image
-    report = images.build(engine, load_matrix(), lane, wheels)
+    report = images.build(engine, with_index_settings(load_matrix(), os.environ), lane, wheels)
     assert (report.built, report.ref, report.steps) == (False, ref, ())
 
 

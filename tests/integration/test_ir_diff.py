@@ -17,6 +17,7 @@ import pytest
 
 from ci.build import environment
 from ci.cli import main
+from ci.commands.options import cache_from, with_index_settings
 from ci.lanes.matrix import load_matrix
 from ci.smoke.contract import records
 from ci.triage import irdiff
@@ -29,8 +30,8 @@ PASS_BUG = FIXTURES / "pass_bug"
 
 
 def _python(lane: str) -> Path:
-    matrix = load_matrix(FIXTURES / "lanes-ir-diff.toml")
-    return environment.prepare(matrix, matrix.lane(lane)).python
+    matrix = with_index_settings(load_matrix(FIXTURES / "lanes-ir-diff.toml"), os.environ)
+    return environment.prepare(matrix, matrix.lane(lane), cache_from(os.environ)).python
 
 
 def _triage_on_lane(tmp_path: Path, lane: str, artifacts: Path) -> None:

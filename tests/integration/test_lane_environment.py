@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from ci.build import environment
+from ci.commands.options import cache_from
 from ci.lanes.matrix import Lane, LaneMatrix
 
 pytestmark = pytest.mark.integration
@@ -45,9 +47,9 @@ def test_two_checkouts_share_the_packages_and_run_their_own_suite(
     (other / "ci" / "__init__.py").write_text("")
     (other / "ci" / "smoke" / "__init__.py").write_text("")
     monkeypatch.setattr(environment, "source_root", lambda: other)
-    theirs = environment.prepare(matrix, cpu_lane, node="other")
+    theirs = environment.prepare(matrix, cpu_lane, cache_from(os.environ), node="other")
     monkeypatch.undo()
-    ours = environment.prepare(matrix, cpu_lane)
+    ours = environment.prepare(matrix, cpu_lane, cache_from(os.environ))
 
     assert theirs.venv != ours.venv == cpu_lane_env.venv
     their_smoke, their_triton = _suite_of(theirs, tmp_path)

@@ -164,6 +164,7 @@ def _stage(
         extravars,
         where,
         keep,  # type: ignore[arg-type]
+        os.environ.get("PATH", ""),
         tags=tags,
         check=check,
     )

@@ -6,6 +6,7 @@ their message and kind, never as a crashed run.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ci.build import environment
+from ci.commands.options import cache_from
 from ci.core import process
 from ci.core.errors import EnvironmentSetupError
 from ci.lanes.matrix import Lane, LaneMatrix
@@ -142,7 +144,7 @@ def test_stack_facts_name_both_values_when_the_driver_contradicts_the_lane(
 ) -> None:
     """The Iluvatar baseline lane's file says `cuda`; a driver that answers `corex` (the
     fixture, as FlagTree 0.6.0's does) turns test_stack_facts red, and compiles use `corex`."""
-    python = _corex_env(tmp_path, environment.cache_root())
+    python = _corex_env(tmp_path, cache_from(os.environ))
     context = matrix.lane("iluvatar-triton-3.2.0").smoke_context("fixture-node")
     context["devices"] = []  # the fixture's device is its driver: no /dev/iluvatar* here
     done = run_smoke(
@@ -169,7 +171,7 @@ def test_stack_facts_name_both_values_when_the_driver_contradicts_the_lane(
 def test_corex_only_backend_fails_the_cuda_target_and_the_run_completes(
     tmp_path: Path, matrix: LaneMatrix, cpu_lane_env: environment.LaneEnvironment
 ) -> None:
-    python = _corex_env(tmp_path, environment.cache_root())
+    python = _corex_env(tmp_path, cache_from(os.environ))
     lane = matrix.lane("iluvatar-flagtree-0.6.0")
     done = run_smoke(
         python,

@@ -16,6 +16,7 @@ import pytest
 from junitparser import JUnitXml
 
 from ci.build import environment
+from ci.commands.options import with_index_settings
 from ci.lanes.matrix import LaneMatrix, load_matrix
 from ci.run import executors
 from ci.smoke.triage.signatures import signature_of
@@ -31,7 +32,7 @@ WORK = REPO / ".cache" / "triage"
 
 @pytest.fixture(scope="module")
 def matrix() -> LaneMatrix:
-    return load_matrix(FIXTURES / "lanes-triton-versions.toml")
+    return with_index_settings(load_matrix(FIXTURES / "lanes-triton-versions.toml"), os.environ)
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +148,7 @@ def test_oversized_gdn_probe_hint_and_bundle_replay(lane_python: Path, tmp_path:
 
 def test_bisect_through_local_venvs_walks_the_family_in_release_order(tmp_path: Path) -> None:
     # The nodes' version of this is in test_remote_run.py; here the same family in venvs.
-    family = load_matrix(FIXTURES / "lanes-bisect.toml")
+    family = with_index_settings(load_matrix(FIXTURES / "lanes-bisect.toml"), os.environ)
     executor = executors.LocalVenvExecutor(family, WORK)
     result, run = bisect(
         family, "cpu", "test_backends.py::test_inductor_target", executor, tmp_path

@@ -293,16 +293,16 @@ def test_unknown_lane_is_a_usage_error() -> None:
 
 def test_index_url_is_a_setting(tmp_path: Path) -> None:
     matrix = load_matrix(write(tmp_path, VALID))
-    assert matrix.index_url("pypi", {}) == "https://pypi.example/simple"
-    assert (
-        matrix.index_url("pypi", {"FLAGCI_INDEX_PYPI": "http://mirror/simple"})
-        == "http://mirror/simple"
-    )
+    assert matrix.index_url("pypi") == "https://pypi.example/simple"
+    mirrored = matrix.with_index_urls({"pypi": "http://mirror/simple"})
+    assert mirrored.index_url("pypi") == "http://mirror/simple"
+    assert matrix.index_url("pypi") == "https://pypi.example/simple"  # the matrix stays as read
+    assert mirrored.lanes == matrix.lanes and mirrored.indexes["pypi"].env == "FLAGCI_INDEX_PYPI"
     with pytest.raises(
         ConfigError,
         match="index 'flagos' has no URL: set the environment variable FLAGCI_INDEX_FLAGOS",
     ):
-        matrix.index_url("flagos", {})
+        mirrored.index_url("flagos")
 
 
 def test_smoke_context_is_plain_json_data() -> None:

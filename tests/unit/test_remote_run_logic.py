@@ -219,13 +219,12 @@ def test_the_cpu_lane_expects_no_smi_and_the_playbooks_get_facts_and_names_from_
 
 
 def test_local_and_node_lane_containers_get_the_same_docker_run_options(
-    matrix: LaneMatrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    matrix: LaneMatrix, tmp_path: Path
 ) -> None:
     """One ContainerSpec for both: a lane run with `flagci run --image` and on a node gets
     the same flags (labels, user home and /tmp, environment, devices, mounts), the node's
     only addition being its lane file; the capture cache folder mounted is this machine's
     (beside the lane venvs) or the node's (in its work folder), kept between runs."""
-    monkeypatch.setenv("FLAGCI_CACHE", str(tmp_path / "cache"))
     request = executors.SuiteRequest()
     node = inventory.Node("localhost", {"flagci_vendors": ["cpu", "kunlun"],
                                         "flagci_node_workdir": str(tmp_path)})  # fmt: skip
@@ -234,7 +233,9 @@ def test_local_and_node_lane_containers_get_the_same_docker_run_options(
         (matrix.lane("kunlun-flagtree-0.6.1"), ""),
     ):
         folder = tmp_path / "RUN" / lane.name
-        local = executors.image_argv("img:1", image_user, lane, folder, "RUN", request)
+        local = executors.image_argv(
+            "img:1", image_user, lane, folder, "RUN", request, tmp_path / "cache"
+        )
         as_caller = executors.runs_as_caller(image_user)
         host = remote.host_vars("RUN", node, [lane], {lane.name: as_caller})
         on_node = host["docker_options"][lane.name]

@@ -87,21 +87,20 @@ def test_the_terminal_draws_tables_and_keeps_warnings_and_commands_on_stderr() -
 def test_ci_and_pipes_get_plain_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.setattr(reporter, "_installed", None)
     monkeypatch.setattr(reporter, "_terminal", None)
     monkeypatch.setattr(sys, "stdout", _Terminal())
-    monkeypatch.setenv("CI", "true")
-    assert type(reporter.current()) is reporter.Reporter
-    monkeypatch.setenv("CI", "")
-    terminal = reporter.current()
+    monkeypatch.setenv("CI", "true")  # the choice follows the mapping given, not this process's
+    assert type(reporter.for_environment({"CI": "true"})) is reporter.Reporter
+    assert type(reporter.for_environment({"GITHUB_ACTIONS": "true"})) is reporter.CIReporter
+    terminal = reporter.for_environment({"CI": "false"})
     assert isinstance(terminal, reporter.TerminalReporter) and terminal.live
-    assert reporter.current() is terminal  # one live display per process
+    assert reporter.current() is terminal  # with none installed: the choice outside CI
+    assert reporter.for_environment({}) is terminal  # one live display per process
     monkeypatch.undo()
 
     # Under pytest stdout is a pipe: plain lines, whatever CI says.
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    assert type(reporter.for_environment({})) is reporter.Reporter
     assert type(reporter.current()) is reporter.Reporter
     run = record.Run.start(tmp_path, "local")
     with run.step("prepare"):

@@ -60,7 +60,7 @@ def flagci_run(
     history: Path | None = None,
 ) -> tuple[int, str]:
     """``flagci run`` of ``lane``; its exit status and its summary.md."""
-    monkeypatch.setattr(executors, "LocalVenvExecutor", lambda matrix: stand_in)
+    monkeypatch.setattr(executors, "LocalVenvExecutor", lambda matrix, cache: stand_in)
     results = tmp_path / "results"
     where = ["--history", str(history)] if history else ["--no-history"]
     code = main(["run", "--lane", lane, "--results", str(results), *where], environ or {})

@@ -188,12 +188,15 @@ def test_a_run_names_its_folder_times_its_steps_and_records_them(
 def test_the_ci_reporter_groups_steps_and_annotates_warnings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setattr(
+        reporter, "_installed", reporter.for_environment({"GITHUB_ACTIONS": "true"})
+    )
     assert isinstance(reporter.current(), reporter.CIReporter)
     run = record.Run.start(tmp_path, "local")
     with run.step("prepare"):
         reporter.current().warn("node n1 is lost\nfor good")
     out = capsys.readouterr().out.splitlines()
     assert out[1:4] == ["::group::prepare", "::warning::node n1 is lost%0Afor good", "::endgroup::"]
-    monkeypatch.setenv("GITHUB_ACTIONS", "false")
-    assert not isinstance(reporter.current(), reporter.CIReporter)
+    assert not isinstance(
+        reporter.for_environment({"GITHUB_ACTIONS": "false"}), reporter.CIReporter
+    )

@@ -63,7 +63,7 @@ def test_good_wheels_are_locked_with_their_hashes(tmp_path: Path) -> None:
     lanes, triton, _dep = setup(tmp_path)
     digest = hashlib.sha256(triton.read_bytes()).hexdigest()
     matrix = load_matrix(lanes)
-    house = prepare(matrix, matrix.default, triton.parent, environ={})
+    house = prepare(matrix, matrix.default, triton.parent)
     lock = house.lock.read_text()
     assert f"triton==3.6.0 --hash=sha256:{digest}" in lock
     assert "tiny-dep==1.0 --hash=sha256:" in lock
@@ -75,7 +75,7 @@ def test_hash_mismatch_names_package_and_lane(tmp_path: Path) -> None:
     with pytest.raises(
         WheelError, match=r"lane 'cpu-a': package 'triton' 3\.6\.0 .*sha256 mismatch"
     ):
-        prepare(matrix, matrix.default, triton.parent, environ={})
+        prepare(matrix, matrix.default, triton.parent)
 
 
 def test_truncated_wheel_is_refused(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_truncated_wheel_is_refused(tmp_path: Path) -> None:
     with pytest.raises(
         WheelError, match=r"lane 'cpu-a': package 'tiny-dep' 1\.0 .*not a valid wheel archive"
     ):
-        prepare(matrix, matrix.default, dep.parent, environ={})
+        prepare(matrix, matrix.default, dep.parent)
 
 
 def test_corrupt_member_is_refused(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_corrupt_member_is_refused(tmp_path: Path) -> None:
     with pytest.raises(
         WheelError, match=r"package 'tiny-dep' .*(corrupt member|not a valid wheel)"
     ):
-        prepare(matrix, matrix.default, dep.parent, environ={})
+        prepare(matrix, matrix.default, dep.parent)
 
 
 def test_zip_that_is_not_a_wheel_is_refused(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_zip_that_is_not_a_wheel_is_refused(tmp_path: Path) -> None:
         archive.writestr("readme.txt", "hello")
     matrix = load_matrix(lanes)
     with pytest.raises(WheelError, match=r"package 'tiny-dep' .*no \.dist-info/RECORD"):
-        prepare(matrix, matrix.default, dep.parent, environ={})
+        prepare(matrix, matrix.default, dep.parent)
 
 
 def test_unset_index_is_named_before_any_download(tmp_path: Path) -> None:
@@ -121,14 +121,14 @@ def test_unset_index_is_named_before_any_download(tmp_path: Path) -> None:
         ConfigError,
         match="lane 'cpu-a': package index 'local' has no URL: set the environment variable FLAGCI_INDEX_LOCAL",
     ):
-        prepare(matrix, matrix.default, triton.parent, environ={})
+        prepare(matrix, matrix.default, triton.parent)
 
 
 def test_a_wheel_changed_after_its_check_is_checked_again(tmp_path: Path) -> None:
     lanes, _, dep = setup(tmp_path)
     matrix = load_matrix(lanes)
-    prepare(matrix, matrix.default, dep.parent, environ={})
+    prepare(matrix, matrix.default, dep.parent)
     data = dep.read_bytes()
     dep.write_bytes(data[: len(data) // 2])
     with pytest.raises(WheelError, match=r"package 'tiny-dep' .*not a valid wheel archive"):
-        prepare(matrix, matrix.default, dep.parent, environ={})
+        prepare(matrix, matrix.default, dep.parent)
