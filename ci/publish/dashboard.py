@@ -40,6 +40,7 @@ from ci.core import atomic
 from ci.core.errors import ConfigError
 from ci.history.ledger import KnownIssue, Ledger, load_ledger
 from ci.history.store import PerfRecord, Store
+from ci.history.tuning import GAP_RATIO, TuningGap, shape_of, tuning_gaps
 from ci.history.verdicts import (
     PERF_MIN_RUNS,
     FailureRecord,
@@ -104,12 +105,14 @@ def build(
     matrix: LaneMatrix | None = None,
     stale_after: timedelta = STALE_AFTER,
     now: datetime | None = None,
+    tuning_ratio: float = GAP_RATIO,
 ) -> Path:
     """Rebuild the dashboard under ``out`` from the history; return its index page.
 
     ``matrix`` orders the lanes (the one ``--lanes-file`` chose; the shipped one otherwise);
     a lane whose latest run started more than ``stale_after`` before ``now`` (the clock,
-    unless given) is marked stale.
+    unless given) is marked stale. A tuning gap above ``tuning_ratio`` in a lane's latest
+    run is shown.
     """
     store = store if isinstance(store, Store) else Store(store)
     history = store.evaluate(ledger or load_ledger())
@@ -124,7 +127,15 @@ def build(
         now=now or datetime.now(UTC),
         stale_after=stale_after,
     )
-    pages = render(history, trends, summary, out, stale_after=stale_after)
+    latest = {lane: history.lanes[lane].latest_run for lane in lanes}
+    gaps = [
+        gap
+        for gap in tuning_gaps(store.perf_records(sorted(set(latest.values()))), latest)
+        if gap.ratio > tuning_ratio
+    ]
+    pages = render(
+        history, trends, summary, out, stale_after=stale_after, tuning=(gaps, tuning_ratio)
+    )
     pages[LINKED_RUNS] = json.dumps(sorted(shown), indent=1) + "\n"
     _remove_stale_failure_pages(out, pages)
     for relative, text in pages.items():
@@ -139,12 +150,14 @@ def render(
     out: Path,
     *,
     stale_after: timedelta = STALE_AFTER,
+    tuning: tuple[Sequence[TuningGap], float] = ((), GAP_RATIO),
 ) -> dict[str, str]:
-    """Every page of the dashboard, keyed by its path relative to ``out``."""
+    """Every page of the dashboard, keyed by its path relative to ``out``; ``tuning``: the
+    tuning gaps to show and the ratio they exceed."""
     lane_order = summary.lanes
     site = {
         STYLESHEET: resources.files("ci").joinpath("data", "dashboard.css").read_text("utf-8"),
-        "index.html": _index(history, summary, stale_after, out),
+        "index.html": _index(history, summary, stale_after, out, tuning),
         "history.html": _page(
             "history.html",
             "History",
@@ -245,7 +258,13 @@ def _cell_title(verdict: Verdict) -> str:
     return title
 
 
-def _index(history: History, summary: Overview, stale_after: timedelta, out: Path) -> str:
+def _index(
+    history: History,
+    summary: Overview,
+    stale_after: timedelta,
+    out: Path,
+    tuning: tuple[Sequence[TuningGap], float],
+) -> str:
     latest = history.latest_run
     if latest is None:
         return _page("index.html", "Overview", history=history, latest=None)
@@ -260,6 +279,8 @@ def _index(history: History, summary: Overview, stale_after: timedelta, out: Pat
         latest=latest,
         summary=summary,
         stale_after=stale_after,
+        tuning_gaps=tuning[0],
+        tuning_ratio=tuning[1],
         reports=[_drafted_report(group.verdicts, out) for group in summary.news],
         overview_headers=[(lane, history.lanes[lane].latest_run) for lane in lane_order],
         all_tests=history.tests_of(lane_order),
@@ -377,12 +398,6 @@ def _perf_charts(
                 TrendChart(f"{kernel} · {config} · {gpu} · {lane}", charts.svg(points, "ms"))
             )
     return tuple(drawn)
-
-
-def shape_of(test: str, config: str) -> str:
-    """The shape a perf test timed: its parameters less the config (``prefill-hd128-...``)."""
-    params = test[test.find("[") + 1 : -1] if test.endswith("]") else test
-    return params.removesuffix(f"-{config}")
 
 
 def _compile_charts(

@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ci.history.store import Store, ingest_run
+from ci.history.tuning import shape_of
 from ci.history.verdicts import perf_band
 from ci.publish import charts
-from ci.publish.dashboard import build, shape_of
+from ci.publish.dashboard import build
 
 SAMPLES = Path(__file__).resolve().parents[2] / "docs" / "samples"
 NIGHT = datetime(2026, 12, 1, 11, 20, tzinfo=UTC)
