@@ -45,6 +45,10 @@ def spec(points: Sequence[Point], y_title: str, *, percent: bool = False) -> dic
     y_scale: dict[str, Any] = {"domain": [0, 100]} if percent else {"zero": False}
     if log:
         y_scale = {"type": "log"}
+    elif not percent and min(values) == max(values):
+        # One value: a tenth either side, or the axis has no span to label.
+        pad = abs(values[0]) / 10 or 1.0
+        y_scale = {"domain": [values[0] - pad, values[0] + pad]}
     nights = sorted({p.night for p in points})
     # One night: a day either side, so the one point sits in the middle of a dated axis.
     x_scale: dict[str, Any] = {"type": "utc"}  # dates as recorded, not in the local zone

@@ -48,6 +48,8 @@ def test_values_far_apart_get_a_log_axis_and_a_percentage_its_fixed_one() -> Non
     assert charts.spec(far, "ms")["layer"][-1]["encoding"]["y"]["scale"] == {"type": "log"}
     near = [charts.Point("a", NIGHT, 2.0), charts.Point("b", NIGHT, 3.0)]
     assert charts.spec(near, "ms")["layer"][-1]["encoding"]["y"]["scale"] == {"zero": False}
+    flat = [charts.Point("a", NIGHT, 0.5), charts.Point("a", NIGHT + timedelta(days=1), 0.5)]
+    assert charts.spec(flat, "s")["layer"][-1]["encoding"]["y"]["scale"] == {"domain": [0.45, 0.55]}
     rate = charts.spec(near, "%", percent=True)["layer"][-1]["encoding"]["y"]["scale"]
     assert rate == {"domain": [0, 100]}
 
