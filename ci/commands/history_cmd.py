@@ -10,7 +10,7 @@ from ci.commands.options import HISTORY_SETTING, Environ, history_target, matrix
 from ci.commands.output import add_json_option, print_json
 from ci.core import reporter, tables
 from ci.core.errors import UsageError
-from ci.history import store
+from ci.history import store, tuning
 from ci.history.ledger import load_ledger
 from ci.history.verdicts import Verdict
 from ci.publish import dashboard, overview, site
@@ -62,6 +62,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=overview.STALE_AFTER.total_seconds() / 3600,
         help="mark a lane stale when its latest run started longer ago than this"
         " (default: %(default)g)",
+    )
+    board.add_argument(
+        "--tuning-gap",
+        type=float,
+        default=tuning.GAP_RATIO,
+        help="show a launcher's choice slower than the best config measured beside it by more"
+        " than this ratio (default: %(default)g)",
     )
     board.set_defaults(handler=_dashboard)
 
@@ -209,6 +216,7 @@ def _dashboard(args: argparse.Namespace, environ: Environ) -> int:
         ledger=load_ledger(args.ledger),
         matrix=matrix_from(args, environ),
         stale_after=timedelta(hours=args.stale_hours),
+        tuning_ratio=args.tuning_gap,
     )
     print(f"dashboard: {index}")
     return 0

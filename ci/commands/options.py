@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci.core.errors import ConfigError, UsageError
-from ci.history import store
+from ci.history import store, tuning
 from ci.lanes.matrix import Lane, LaneMatrix, load_matrix
 from ci.nodes import inventory
 from ci.publish import issue_sync, notify
@@ -28,6 +28,7 @@ CACHE_SETTING = "FLAGCI_CACHE"  # the folder of lane venvs, wheelhouses, image a
 HISTORY_SETTING = "FLAGCI_HISTORY_DB"  # the history to use when none is named
 SITE_URL_SETTING = "FLAGCI_SITE_URL"  # where the dashboard is published
 STEP_SUMMARY_SETTING = "GITHUB_STEP_SUMMARY"  # GitHub Actions' job summary file
+TUNING_GAP_SETTING = "FLAGCI_TUNING_GAP"  # the summary's tuning gap ratio
 
 
 def cache_from(environ: Environ) -> Path:
@@ -79,12 +80,21 @@ def publishing_from(environ: Environ) -> Publishing:
     except ConfigError as err:
         unusable.append(err)
     step_summary = environ.get(STEP_SUMMARY_SETTING)
+    ratio = tuning.GAP_RATIO
+    if environ.get(TUNING_GAP_SETTING):
+        try:
+            ratio = float(environ[TUNING_GAP_SETTING])
+        except ValueError:
+            unusable.append(
+                ConfigError(f"{TUNING_GAP_SETTING}={environ[TUNING_GAP_SETTING]!r}: not a number")
+            )
     return Publishing(
         site_url=environ.get(SITE_URL_SETTING, ""),
         step_summary=Path(step_summary) if step_summary else None,
         webhook=webhook,
         tracker=tracker,
         unusable=tuple(unusable),
+        tuning_ratio=ratio,
     )
 
 

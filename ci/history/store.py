@@ -145,15 +145,27 @@ class IngestResult:
 
 @dataclass(frozen=True)
 class MetricRow:
-    """A compile metric of one testcase: what the trend charts plot."""
+    """The compile time of one testcase: what the compile time charts plot."""
 
     run_id: str
     lane: str
     kernel: str
     config: str
     target: str
-    compile_seconds: float | None
-    shared_bytes: int | None
+    compile_seconds: float
+
+
+@dataclass(frozen=True)
+class PerfRecord:
+    """A perf test's time on one node: what the perf charts and the tuning gap read."""
+
+    run_id: str
+    lane: str
+    test: str
+    gpu: str
+    kernel: str
+    config: str
+    perf_ms: float
 
 
 @dataclass(frozen=True)
@@ -608,18 +620,37 @@ class Store:
         return failures
 
     def metrics(self, lane: str, run_ids: Sequence[str]) -> list[MetricRow]:
-        """Compile time and shared memory of the kernel tests of ``lane`` in ``run_ids``."""
+        """The compile time of each kernel test of ``lane`` in ``run_ids`` that recorded one."""
         if not run_ids:
             return []
         marks = ",".join("?" * len(run_ids))
         with self.session(create=False) as session:
             return [
-                MetricRow(*row)
-                for row in session.rows(
-                    "SELECT run_id, lane, kernel, config, target, compile_seconds, shared_bytes"
+                MetricRow(run_id, lane, kernel, config, target, float(seconds))
+                for run_id, lane, kernel, config, target, seconds in session.rows(
+                    "SELECT run_id, lane, kernel, config, target, compile_seconds"
                     f" FROM results WHERE lane = ? AND kernel != '' AND run_id IN ({marks})"
-                    " AND (compile_seconds IS NOT NULL OR shared_bytes IS NOT NULL)",
+                    " AND compile_seconds IS NOT NULL",
                     (lane, *run_ids),
+                )
+            ]
+
+    def perf_records(self, run_ids: Sequence[str] | None = None) -> list[PerfRecord]:
+        """Every perf time with its test's kernel and config: of ``run_ids``, or of all runs."""
+        where = ""
+        params: tuple[str, ...] = ()
+        if run_ids is not None:
+            if not run_ids:
+                return []
+            where, params = f" WHERE p.run_id IN ({','.join('?' * len(run_ids))})", tuple(run_ids)
+        with self.session(create=False) as session:
+            return [
+                PerfRecord(run_id, lane, test, gpu, kernel, config, float(ms))
+                for run_id, lane, test, gpu, kernel, config, ms in session.rows(
+                    "SELECT p.run_id, p.lane, p.test, p.gpu, r.kernel, r.config, p.perf_ms"
+                    " FROM perf p JOIN results r ON r.run_id = p.run_id AND r.lane = p.lane"
+                    f" AND r.node = p.node AND r.test = p.test{where}",
+                    params,
                 )
             ]
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -373,13 +373,23 @@ def _perf_checks(
         latest_order, gpu, ms = points[-1]
         if latest_order != order[lanes[lane].latest_run]:
             continue
-        earlier = [t for _, g, t in points[:-1] if g == gpu][-PERF_WINDOW:]
-        if len(earlier) < PERF_MIN_RUNS:
-            continue
-        mid = median(earlier)
-        spread = max(abs(t - mid) for t in earlier)
-        checks[(lane, test)] = PerfCheck(gpu, ms, mid, spread, len(earlier))
+        earlier = [t for _, g, t in points[:-1] if g == gpu]
+        band = perf_band(earlier)
+        if band is not None:
+            mid, spread = band
+            checks[(lane, test)] = PerfCheck(gpu, ms, mid, spread, min(len(earlier), PERF_WINDOW))
     return checks
+
+
+def perf_band(earlier: Sequence[float]) -> tuple[float, float] | None:
+    """(median, spread) of the last PERF_WINDOW of ``earlier`` times (one GPU model, in
+    order of run): what the next time is judged against, SLOW above median + spread. None
+    with fewer than PERF_MIN_RUNS."""
+    window = list(earlier[-PERF_WINDOW:])
+    if len(window) < PERF_MIN_RUNS:
+        return None
+    mid = median(window)
+    return mid, max(abs(t - mid) for t in window)
 
 
 def _with_perf(verdict: Verdict, perf: PerfCheck) -> Verdict:

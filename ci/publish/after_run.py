@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci.core.errors import ConfigError, FlagCIError, NotifyError
+from ci.history import tuning
 from ci.history.ledger import Ledger
 from ci.history.run_verdicts import RunOutcome, RunVerdicts, of_run
-from ci.history.store import Store
+from ci.history.store import PerfRecord, Store
 from ci.history.verdicts import (
     FailureRecord,
     LaneRun,
@@ -43,6 +44,7 @@ class Publishing:
     webhook: notify.Webhook | None = None
     tracker: issue_sync.Tracker | None = None
     unusable: tuple[ConfigError, ...] = ()  # settings that name no usable webhook or tracker
+    tuning_ratio: float = tuning.GAP_RATIO  # a tuning gap above it goes into the summary
 
 
 def observations_of(finished: reader.RunData) -> Observations:
@@ -86,6 +88,16 @@ def observations_of(finished: reader.RunData) -> Observations:
             ),
         )
     return Observations((run,), lane_runs, results, perf, failures)
+
+
+def perf_records(finished: reader.RunData) -> list[PerfRecord]:
+    """The run's perf times, as the history stores them."""
+    run_id = finished.record.run_id
+    return [
+        PerfRecord(run_id, c.lane, c.test, c.gpu, c.kernel, c.config, c.perf_ms)
+        for c in finished.cases
+        if c.perf_ms is not None
+    ]
 
 
 def run_verdicts(run: reader.RunData, store: Store | None, ledger: Ledger) -> RunVerdicts:
@@ -147,7 +159,9 @@ def after_run(
     outcome = RunOutcome(verdicts, could_not_run, tuple(failed))
     for error in outcome.post_failures:
         log.error("%s", error)
-    summary.write(run.folder, summary.render(outcome, link), publishing.step_summary)
+    gaps = tuning.tuning_gaps(perf_records(run), dict.fromkeys(run.record.lanes, run.record.run_id))
+    text = summary.render(outcome, link, (gaps, publishing.tuning_ratio))
+    summary.write(run.folder, text, publishing.step_summary)
     log.info("summary: %s", run.folder / summary.FILE_NAME)
     if publishing.webhook is not None:
         # The webhook posts only news (a regression or a new failure), and news outranks

@@ -5,7 +5,8 @@ run and a stale mark, the news ranked by what matters and grouped by signature, 
 nights x lanes; then the known-issue ledger with its fix checks and, folded, each lane's
 latest result per test and a lane x version grid per vendor family), ``history.html``
 (a strip of recent outcomes per test with its first failing run and age), ``trends.html``
-(inline SVG charts of compile time and shared memory per kernel, config and lane) and
+(static SVG charts, ``ci.publish.charts``: each lane's pass rate per night, ``perf_ms`` per
+kernel config and GPU model with the SLOW verdict's band, compile time per target) and
 ``failures/<key>.html`` (one page per current failure: signature, diagnostics, links to
 the run's reproducer files).
 
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
+from statistics import median
 from urllib.parse import quote
 
 from markupsafe import Markup, escape
@@ -37,9 +39,20 @@ from markupsafe import Markup, escape
 from ci.core import atomic
 from ci.core.errors import ConfigError
 from ci.history.ledger import KnownIssue, Ledger, load_ledger
-from ci.history.store import MetricRow, Store
-from ci.history.verdicts import FailureRecord, FixCheck, FixStatus, History, Kind, Verdict
+from ci.history.store import PerfRecord, Store
+from ci.history.tuning import GAP_RATIO, TuningGap, shape_of, tuning_gaps
+from ci.history.verdicts import (
+    PERF_MIN_RUNS,
+    FailureRecord,
+    FixCheck,
+    FixStatus,
+    History,
+    Kind,
+    Verdict,
+    perf_band,
+)
 from ci.lanes.matrix import LaneMatrix, load_matrix
+from ci.publish import charts
 from ci.publish.overview import NIGHTS, STALE_AFTER, Overview, overview
 from ci.results import pages
 from ci.smoke.contract.records import REPORT_NAME
@@ -67,23 +80,21 @@ _FIX_CLASS = {
     FixStatus.NOT_VERIFIED: "fix-not-verified",
     FixStatus.NOT_TESTED: "fix-not-tested",
 }
-_PALETTE = ("#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037")
 
 
 @dataclass(frozen=True)
-class Series:
-    target: str
-    points: tuple[tuple[int, float], ...]  # (position in the lane's runs, value)
+class TrendChart:
+    title: str
+    svg: Markup
 
 
 @dataclass(frozen=True)
-class Trend:
-    kernel: str
-    config: str
-    lane: str
-    runs: tuple[str, ...]
-    compile_seconds: tuple[Series, ...]
-    shared_bytes: tuple[Series, ...]
+class Trends:
+    """The charts of trends.html, drawn (``ci.publish.charts``)."""
+
+    pass_rate: Markup | None
+    perf: tuple[TrendChart, ...]
+    compile_seconds: tuple[TrendChart, ...]
 
 
 def build(
@@ -94,12 +105,14 @@ def build(
     matrix: LaneMatrix | None = None,
     stale_after: timedelta = STALE_AFTER,
     now: datetime | None = None,
+    tuning_ratio: float = GAP_RATIO,
 ) -> Path:
     """Rebuild the dashboard under ``out`` from the history; return its index page.
 
     ``matrix`` orders the lanes (the one ``--lanes-file`` chose; the shipped one otherwise);
     a lane whose latest run started more than ``stale_after`` before ``now`` (the clock,
-    unless given) is marked stale.
+    unless given) is marked stale. A tuning gap above ``tuning_ratio`` in a lane's latest
+    run is shown.
     """
     store = store if isinstance(store, Store) else Store(store)
     history = store.evaluate(ledger or load_ledger())
@@ -114,7 +127,15 @@ def build(
         now=now or datetime.now(UTC),
         stale_after=stale_after,
     )
-    pages = render(history, trends, summary, out, stale_after=stale_after)
+    latest = {lane: history.lanes[lane].latest_run for lane in lanes}
+    gaps = [
+        gap
+        for gap in tuning_gaps(store.perf_records(sorted(set(latest.values()))), latest)
+        if gap.ratio > tuning_ratio
+    ]
+    pages = render(
+        history, trends, summary, out, stale_after=stale_after, tuning=(gaps, tuning_ratio)
+    )
     pages[LINKED_RUNS] = json.dumps(sorted(shown), indent=1) + "\n"
     _remove_stale_failure_pages(out, pages)
     for relative, text in pages.items():
@@ -124,17 +145,19 @@ def build(
 
 def render(
     history: History,
-    trends: Sequence[Trend],
+    trends: Trends,
     summary: Overview,
     out: Path,
     *,
     stale_after: timedelta = STALE_AFTER,
+    tuning: tuple[Sequence[TuningGap], float] = ((), GAP_RATIO),
 ) -> dict[str, str]:
-    """Every page of the dashboard, keyed by its path relative to ``out``."""
+    """Every page of the dashboard, keyed by its path relative to ``out``; ``tuning``: the
+    tuning gaps to show and the ratio they exceed."""
     lane_order = summary.lanes
     site = {
         STYLESHEET: resources.files("ci").joinpath("data", "dashboard.css").read_text("utf-8"),
-        "index.html": _index(history, summary, stale_after, out),
+        "index.html": _index(history, summary, stale_after, out, tuning),
         "history.html": _page(
             "history.html",
             "History",
@@ -150,30 +173,8 @@ def render(
             "trends.html",
             "Trends",
             trend_runs=TREND_RUNS,
-            charts=[
-                (
-                    f"{t.kernel} · {t.config} · {t.lane}",
-                    [
-                        c
-                        for c in (
-                            _chart(
-                                f"{t.kernel} · {t.config} · {t.lane}: compile time",
-                                "s",
-                                t.runs,
-                                t.compile_seconds,
-                            ),
-                            _chart(
-                                f"{t.kernel} · {t.config} · {t.lane}: shared memory",
-                                "B",
-                                t.runs,
-                                t.shared_bytes,
-                            ),
-                        )
-                        if c is not None
-                    ],
-                )
-                for t in trends
-            ],
+            perf_min_runs=PERF_MIN_RUNS,
+            trends=trends,
         ),
     }
     for verdict in history.verdicts.values():
@@ -257,7 +258,13 @@ def _cell_title(verdict: Verdict) -> str:
     return title
 
 
-def _index(history: History, summary: Overview, stale_after: timedelta, out: Path) -> str:
+def _index(
+    history: History,
+    summary: Overview,
+    stale_after: timedelta,
+    out: Path,
+    tuning: tuple[Sequence[TuningGap], float],
+) -> str:
     latest = history.latest_run
     if latest is None:
         return _page("index.html", "Overview", history=history, latest=None)
@@ -272,6 +279,8 @@ def _index(history: History, summary: Overview, stale_after: timedelta, out: Pat
         latest=latest,
         summary=summary,
         stale_after=stale_after,
+        tuning_gaps=tuning[0],
+        tuning_ratio=tuning[1],
         reports=[_drafted_report(group.verdicts, out) for group in summary.news],
         overview_headers=[(lane, history.lanes[lane].latest_run) for lane in lane_order],
         all_tests=history.tests_of(lane_order),
@@ -326,115 +335,94 @@ def _age(age: timedelta) -> str:
 # trends.html
 
 
-def _trends(store: Store, history: History) -> list[Trend]:
-    values: dict[tuple[str, str, str, str, str], dict[str, list[float]]] = defaultdict(
-        lambda: defaultdict(list)
+def _trends(store: Store, history: History) -> Trends:
+    started = {run.run_id: run.started for run in history.runs}
+    order = {run.run_id: i for i, run in enumerate(history.runs)}
+    recent = {lane: set(runs[-TREND_RUNS:]) for lane, runs in history.runs_of_lane.items()}
+    return Trends(
+        _pass_rate(history, recent, started),
+        _perf_charts(store.perf_records(), recent, started, order),
+        _compile_charts(store, history, started),
     )
-    trend_runs: dict[str, list[str]] = {}
-    for lane, run_ids in history.runs_of_lane.items():
-        recent = list(run_ids[-TREND_RUNS:])
-        trend_runs[lane] = recent
-        row: MetricRow
-        for row in store.metrics(lane, recent):
-            key = (row.kernel, row.config, lane)
-            if row.compile_seconds is not None:
-                values[(*key, "compile_seconds", row.target)][row.run_id].append(
-                    row.compile_seconds
-                )
-            if row.shared_bytes is not None:
-                values[(*key, "shared_bytes", row.target)][row.run_id].append(row.shared_bytes)
-    grouped: dict[tuple[str, str, str], dict[str, list[Series]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for (kernel, config, lane, metric, target), per_run in values.items():
-        position = {run_id: i for i, run_id in enumerate(trend_runs[lane])}
-        points = tuple(
-            (position[run_id], sum(v) / len(v))
-            for run_id, v in sorted(per_run.items(), key=lambda item: position[item[0]])
-        )
-        grouped[(kernel, config, lane)][metric].append(Series(target, points))
-    return [
-        Trend(
-            kernel,
-            config,
-            lane,
-            tuple(trend_runs[lane]),
-            tuple(sorted(metrics.get("compile_seconds", []), key=lambda s: s.target)),
-            tuple(sorted(metrics.get("shared_bytes", []), key=lambda s: s.target)),
-        )
-        for (kernel, config, lane), metrics in sorted(grouped.items())
+
+
+def _pass_rate(
+    history: History, recent: dict[str, set[str]], started: dict[str, datetime]
+) -> Markup | None:
+    """One line per lane: passed / (passed + failed) of each run, skips left out."""
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for (lane, _), observations in history.timelines.items():
+        for seen in observations:
+            if seen.run_id in recent[lane] and seen.outcome != "skipped":
+                counts[(lane, seen.run_id)][seen.outcome == "failed"] += 1
+    points = [
+        charts.Point(lane, started[run_id], 100.0 * passed / (passed + failed))
+        for (lane, run_id), (passed, failed) in sorted(counts.items())
     ]
+    return charts.svg(points, "% passed", percent=True) if points else None
 
 
-@dataclass(frozen=True)
-class ChartLine:
-    target: str
-    colour: str
-    points: str
-    last: str
-    legend_x: int
-    legend_y: int
-
-
-@dataclass(frozen=True)
-class Chart:
-    """An SVG line chart laid out: the template only draws it."""
-
-    title: str
-    unit: str
-    width: int
-    height: int
-    left: int
-    right: int
-    top: int
-    bottom: int
-    high: str
-    low: str
-    first: str
-    last: str
-    lines: tuple[ChartLine, ...]
-
-
-def _chart(title: str, unit: str, runs: Sequence[str], series: Sequence[Series]) -> Chart | None:
-    width, height, left, right, top, bottom = 380, 150, 52, 10, 10, 22
-    values = [v for s in series for _, v in s.points]
-    if not values:
-        return None
-    low, high = min(0.0, min(values)), max(values)
-    high = high if high > low else low + 1.0
-    span_x = max(len(runs) - 1, 1)
-
-    def x(i: int) -> float:
-        return left + (width - left - right) * i / span_x
-
-    def y(v: float) -> float:
-        return top + (height - top - bottom) * (1 - (v - low) / (high - low))
-
-    lines = tuple(
-        ChartLine(
-            target=s.target,
-            colour=_PALETTE[index % len(_PALETTE)],
-            points=" ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in s.points),
-            last=f"{s.points[-1][1]:.6g}",
-            legend_x=left + 110 * (index % 3),
-            legend_y=height + 10 + 12 * (index // 3),
-        )
-        for index, s in enumerate(series)
+def _perf_charts(
+    records: Sequence[PerfRecord],
+    recent: dict[str, set[str]],
+    started: dict[str, datetime],
+    order: dict[str, int],
+) -> tuple[TrendChart, ...]:
+    """One chart per lane, kernel, config and GPU model: a line per shape, each night's time
+    (the median of its nodes) with the band the SLOW verdict judged it against."""
+    times: dict[tuple[str, str, str, str], dict[str, dict[str, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
     )
-    return Chart(
-        title=title,
-        unit=unit,
-        width=width,
-        height=height + 14 + 12 * ((len(series) - 1) // 3),
-        left=left,
-        right=width - right,
-        top=top,
-        bottom=height - bottom,
-        high=f"{high:.6g}",
-        low=f"{low:.6g}",
-        first=runs[0],
-        last=runs[-1],
-        lines=lines,
+    for r in records:
+        times[(r.lane, r.kernel, r.config, r.gpu)][r.test][r.run_id].append(r.perf_ms)
+    drawn = []
+    for (lane, kernel, config, gpu), tests in sorted(times.items()):
+        points = []
+        for test, per_run in sorted(tests.items()):
+            earlier: list[float] = []
+            for run_id in sorted(per_run, key=order.__getitem__):
+                ms = median(per_run[run_id])
+                if run_id in recent[lane]:
+                    band = perf_band(earlier)
+                    points.append(
+                        charts.Point(
+                            shape_of(test, config),
+                            started[run_id],
+                            ms,
+                            (band[0] - band[1], band[0] + band[1]) if band else None,
+                        )
+                    )
+                earlier.append(ms)
+        if points:
+            drawn.append(
+                TrendChart(f"{kernel} · {config} · {gpu} · {lane}", charts.svg(points, "ms"))
+            )
+    return tuple(drawn)
+
+
+def _compile_charts(
+    store: Store, history: History, started: dict[str, datetime]
+) -> tuple[TrendChart, ...]:
+    """One chart per lane and kernel: a line per target, each night's mean compile time over
+    the kernel's configs."""
+    seconds: dict[tuple[str, str], dict[tuple[str, str], list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for lane, run_ids in history.runs_of_lane.items():
+        for row in store.metrics(lane, run_ids[-TREND_RUNS:]):
+            seconds[(lane, row.kernel)][(row.target, row.run_id)].append(row.compile_seconds)
+    return tuple(
+        TrendChart(
+            f"{kernel} · {lane}",
+            charts.svg(
+                [
+                    charts.Point(target or "(no target)", started[run_id], sum(v) / len(v))
+                    for (target, run_id), v in sorted(per_target.items())
+                ],
+                "seconds",
+            ),
+        )
+        for (lane, kernel), per_target in sorted(seconds.items())
     )
 
 

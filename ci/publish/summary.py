@@ -1,4 +1,5 @@
-"""The Markdown summary of a run: what is new, fixed, still failing, known, flaky, slower.
+"""The Markdown summary of a run: what is new, fixed, still failing, known, flaky, slower,
+and each tuning gap (``ci.history.tuning``) above the set ratio.
 
 Written after every run to ``<run>/summary.md`` and, when GitHub Actions sets
 ``$GITHUB_STEP_SUMMARY`` (the command hands its path in), appended to the job's summary.
@@ -7,12 +8,13 @@ Each failing test links to its failure page on the dashboard.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from ci.core import atomic
 from ci.core.errors import FlagCIError
 from ci.history.run_verdicts import RunOutcome
+from ci.history.tuning import GAP_RATIO, TuningGap
 from ci.history.verdicts import Verdict
 
 FILE_NAME = "summary.md"
@@ -70,8 +72,11 @@ def _state(error: FlagCIError) -> str:
     return f"**{type(error).__name__}** (exit {error.exit_code}): {' '.join(str(error).split())}"
 
 
-def render(outcome: RunOutcome, link: Link) -> str:
-    """The summary of a run's outcome; ``link`` gives a failing verdict's failure page."""
+def render(
+    outcome: RunOutcome, link: Link, tuning: tuple[Sequence[TuningGap], float] = ((), GAP_RATIO)
+) -> str:
+    """The summary of a run's outcome; ``link`` gives a failing verdict's failure page;
+    ``tuning``: the run's tuning gaps and the ratio above which one is shown."""
     run = outcome.verdicts
     failing = len(run.failing)
     known = len(run.known)
@@ -132,6 +137,21 @@ def render(outcome: RunOutcome, link: Link) -> str:
             else ""
         ),
     )
+    gaps, ratio = tuning
+    shown = [gap for gap in gaps if gap.ratio > ratio]
+    if shown:
+        out += [
+            f"### Tuning gap over {ratio:g}x ({len(shown)})",
+            "",
+            "| lane | kernel · shape | launcher | best config | gap |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        out += [
+            f"| {_cell(g.lane)} | {_cell(g.kernel)} · {_cell(g.shape)} | {g.launcher_ms:.3f} ms"
+            f" | {_cell(g.best_config)}: {g.best_ms:.3f} ms | {g.ratio:.1f}x |"
+            for g in shown
+        ]
+        out.append("")
     if run.fix_checks:
         out += ["### Claimed fixes", "", "| issue | version | status |", "| --- | --- | --- |"]
         out += [

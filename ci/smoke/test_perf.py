@@ -15,7 +15,7 @@ import pytest
 
 from ci.smoke import perf
 from ci.smoke.checks import RecordProperty, fail_with
-from ci.smoke.contract import properties, taxonomy
+from ci.smoke.contract import launchers, properties, taxonomy
 from ci.smoke.contract.lane import LaneContext, current_context
 from ci.smoke.mirrors import attention, gdn
 from ci.smoke.realkernels import launches
@@ -43,7 +43,7 @@ VLLM_TIMED = _LANE.runs("vllm_kernels")
 VLLM_ATTENTION = list(attention.PERF_SCENARIOS) if VLLM_TIMED else []
 VLLM_GDN = list(gdn.PERF_SEQ_LENS) if VLLM_TIMED else []
 # The problem's layout only: vLLM's launcher chooses its own config.
-VLLM_CONFIG_ID = "vllm-launcher"
+VLLM_CONFIG_ID = launchers.LAUNCHER_CONFIG
 TorchTimes = Dict[str, Tuple[float, str]]
 
 
@@ -112,7 +112,7 @@ def test_vllm_unified_attention(
     config = attention.AttentionConfig(scenario.head_size, 16, 32, 4, 2, "bf16")
     measured = perf.measure_attention(
         launches.vllm_attention_call,
-        "vllm kernel_unified_attention",
+        launchers.VLLM_ATTENTION,
         config,
         scenario,
         ceilings,
@@ -134,7 +134,7 @@ def test_vllm_gdn_post_conv(
     config = next(c for c in gdn.configs_for(_LANE) if c.shape.name == "qwen3.6")
     measured = perf.measure_gdn(
         launches.vllm_gdn(config),
-        "vllm _fused_post_conv_kernel",
+        launchers.VLLM_GDN,
         config,
         seq_len,
         ceilings,

@@ -104,13 +104,25 @@ def test_a_failure_page_has_its_diagnostics_and_reproducer_links(site: Path) -> 
     assert "20261104T020000Z-nightly" in target.parts
 
 
-def test_trend_charts_are_inline_svg_per_kernel_config_and_lane(site: Path) -> None:
+def test_trends_draw_the_pass_rate_and_compile_time_per_target_as_static_svg(site: Path) -> None:
     trends = _text(site / "trends.html")
-    assert "unified_attention · hd128-bm16 · iluvatar-flagtree-0.6.0" in trends
-    charts = re.findall(r"<svg class='chart'.*?</svg>", trends)
-    assert len(charts) == 6  # per lane: attention time and shared memory, <k> time
-    assert all("<polyline points='" in chart for chart in charts)
-    assert "&lt;k&gt; · &lt;c&gt;" in trends
+    assert "<script" not in trends.lower()
+    charts = re.findall(
+        r"<figure class='chart'><figcaption>(.*?)</figcaption><svg.*?</svg>", trends
+    )
+    # The pass rate; compile time of unified_attention and <k> on both Iluvatar lanes.
+    assert charts[0].startswith("Tests passed of those that ran")
+    assert "unified_attention · iluvatar-flagtree-0.6.0" in charts
+    assert "&lt;k&gt; · iluvatar-triton-3.2.0" in charts
+    assert len(charts) == 5
+    # Four runs of four lanes, the stale one in two: every run one point, dated.
+    pass_rate = re.search(r"<svg.*?</svg>", trends, re.S)
+    assert pass_rate is not None
+    assert pass_rate.group().count('aria-roledescription="point"') == 14
+    assert "night: Nov 04; % passed: 0; series: kunlun-flagtree-0.6.1" in pass_rate.group()
+    assert "night: Nov 04; % passed: 50; series: iluvatar-flagtree-0.6.0" in pass_rate.group()
+    assert "night: Nov 01; % passed: 100; series: kunlun-flagtree-0.7.0rc2" in pass_rate.group()
+    assert "No perf times recorded." in trends
 
 
 def test_stale_failure_pages_are_removed(tmp_path: Path, site: Path) -> None:

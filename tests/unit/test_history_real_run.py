@@ -61,4 +61,4 @@ def test_a_real_run_and_a_generated_successor(tmp_path: Path) -> None:
 
     index = build(db, results / "dashboard")
     trends = (index.parent / "trends.html").read_text()
-    assert "gdn_post_conv · " in trends and "<polyline" in trends
+    assert "<figcaption>gdn_post_conv · " in trends and 'aria-roledescription="point"' in trends
