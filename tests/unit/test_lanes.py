@@ -358,3 +358,18 @@ def test_every_vendor_lane_compiles_both_corpora_with_its_own_flaggems_vendor() 
             assert {"vllm", "flag-gems"} <= {p.name for p in lane.pins}, lane.name
             wanted = {flaggems_corpus.vendor(lane.vendor, t.backend) for t in lane.targets}
             assert wanted == {lane.device.env["GEMS_VENDOR"]}, lane.name
+
+
+def test_lanes_running_vllm_plugin_fl_capture_what_the_plugin_dispatches() -> None:
+    from ci.smoke.realkernels import flaggems_corpus
+
+    matrix = load_matrix()
+    plugin = [lane for lane in matrix.lanes.values() if lane.device.env.get("VLLM_PLUGINS")]
+    assert {lane.name for lane in plugin} == set(matrix.families["iluvatar"])
+    for lane in plugin:
+        assert lane.device.env["VLLM_PLUGINS"] == "fl" and lane.pin("vllm-plugin-fl"), lane.name
+        assert lane.device.env["GEMS_VENDOR"] in flaggems_corpus.PLUGIN_VENDORS, lane.name
+    others = {lane.device.env.get("GEMS_VENDOR") for lane in matrix.lanes.values()} - {
+        lane.device.env["GEMS_VENDOR"] for lane in plugin
+    }
+    assert not others & set(flaggems_corpus.PLUGIN_VENDORS)
