@@ -306,6 +306,18 @@ def test_each_mistake_names_file_lane_and_key(
     assert expected in message, message
 
 
+def test_an_axis_family_names_each_release_once(tmp_path: Path) -> None:
+    # kun-new made kun-base's stack: the same compiler and pins, so nothing is left to vary.
+    text = VALID.replace('"0.7.0rc2+xpu3.6"', '"0.6.1+xpu3.6"').replace(
+        "[families]", '[families]\nkunlun-flagtree = ["kun-base", "kun-new"]'
+    )
+    message = error_for(tmp_path, text)
+    assert (
+        "key 'families.kunlun-flagtree': lanes 'kun-base' and 'kun-new' pin flagtree 0.6.1+xpu3.6"
+        in message
+    ), message
+
+
 def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
     message = error_for(tmp_path, VALID.replace('vendor = "cpu"', "vendor = cpu"))
     assert "not valid TOML" in message and "line" in message
