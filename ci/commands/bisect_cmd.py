@@ -20,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "bisect", help="run one test across a family's lanes; report first bad / first good"
     )
-    parser.add_argument("--family", required=True, help="lane family, e.g. kunlun")
+    parser.add_argument(
+        "--family", required=True, help="lane family, e.g. kunlun, or an axis family: cpu-vllm"
+    )
     parser.add_argument(
         "--test",
         required=True,

@@ -218,7 +218,11 @@ class LaneMatrix(_Model):
     source: StrictStr
     default_lane: Name
     indexes: dict[Name, Index]
-    families: dict[Vendor, tuple[Name, ...]]
+    # A family named after a vendor (`kunlun`) is that vendor's: its lanes in release order of
+    # their compiler. A family `<vendor>-<package>` (`cpu-vllm`) is an axis of that pin: its
+    # lanes are one stack but for that package's version, in its release order. A lane is in
+    # one family at least and may be in several (`cpu-triton-3.6.0` is in `cpu` and `cpu-vllm`).
+    families: dict[Name, tuple[Name, ...]]
     lanes: dict[Name, Lane]
 
     @model_validator(mode="after")
@@ -226,22 +230,34 @@ class LaneMatrix(_Model):
         errors: list[str] = []
         if self.default_lane not in self.lanes:
             errors.append(f"key 'default_lane': no lane named '{self.default_lane}'")
-        family_of: dict[str, str] = {}
+        in_family: set[str] = set()
         for family, names in self.families.items():
-            for name in names:
+            where = f"key 'families.{family}'"
+            vendor, axis = family_parts(family)
+            if vendor is None:
+                errors.append(
+                    f"{where}: not a vendor ({', '.join(VENDORS)}) nor <vendor>-<package>"
+                )
+                continue
+            for i, name in enumerate(names):
                 lane = self.lanes.get(name)
                 if lane is None:
-                    errors.append(f"key 'families.{family}': no lane named '{name}'")
-                elif name in family_of:
-                    errors.append(f"key 'families.{family}': lane '{name}' is in two families")
-                elif lane.vendor != family:
-                    errors.append(
-                        f"key 'families.{family}': lane '{name}' has vendor '{lane.vendor}'"
+                    errors.append(f"{where}: no lane named '{name}'")
+                elif name in names[:i]:
+                    errors.append(f"{where}: lane '{name}' is listed twice")
+                elif lane.vendor != vendor:
+                    errors.append(f"{where}: lane '{name}' has vendor '{lane.vendor}'")
+                in_family.add(name)
+            if axis is not None:
+                errors.extend(
+                    f"{where}: {e}"
+                    for e in _axis_errors(
+                        axis, [self.lanes[n] for n in dict.fromkeys(names) if n in self.lanes]
                     )
-                family_of[name] = family
+                )
         for name, lane in self.lanes.items():
             where = f"lane '{name}'"
-            if name not in family_of:
+            if name not in in_family:
                 errors.append(f"{where}: key 'vendor': the lane is in no family")
             if lane.baseline is not None:
                 base = self.lanes.get(lane.baseline)
@@ -277,6 +293,15 @@ class LaneMatrix(_Model):
             raise UsageError(f"no family '{family}' in {self.source}: {sorted(self.families)}")
         return [self.lanes[n] for n in self.families[family]]
 
+    def release(self, family: str, lane: Lane) -> str:
+        """What ``family`` varies, as ``lane`` has it: the axis package's pin (``vllm 0.33.0``),
+        or the compiler of a vendor's family (``flagtree 0.6.1+xpu3.6``)."""
+        axis = family_parts(family)[1]
+        pin = lane.pin(axis) if axis else None
+        if pin is not None:
+            return f"{pin.name} {pin.version}"
+        return f"{lane.compiler.package} {lane.compiler.version}"
+
     def index_url(self, name: str) -> str:
         return self.indexes[name].resolve(name)
 
@@ -287,6 +312,55 @@ class LaneMatrix(_Model):
             for name, index in self.indexes.items()
         }
         return self.model_copy(update={"indexes": indexes})
+
+
+def family_parts(family: str) -> tuple[str | None, str | None]:
+    """(vendor, axis package) of a family's name: ``cpu`` (cpu, None), ``cpu-vllm`` (cpu,
+    vllm); (None, None) for a name that is neither."""
+    for vendor in VENDORS:
+        if family == vendor:
+            return vendor, None
+        if family.startswith(f"{vendor}-") and len(family) > len(vendor) + 1:
+            return vendor, family[len(vendor) + 1 :]
+    return None, None
+
+
+def _axis_errors(axis: str, lanes: list[Lane]) -> list[str]:
+    """What keeps ``lanes`` from being an axis of ``axis``: each pins it, at its own version,
+    and is the others' stack but for it (the same compiler and other pins), so that a
+    bisection over them names a release of that package."""
+    errors: list[str] = []
+    versions: dict[str, str] = {}
+    first: Lane | None = None
+    for lane in lanes:
+        pin = lane.pin(axis)
+        if pin is None:
+            errors.append(f"lane '{lane.name}' does not pin '{axis}'")
+            continue
+        if pin.version in versions:
+            errors.append(
+                f"lanes '{versions[pin.version]}' and '{lane.name}' pin {axis} {pin.version}"
+            )
+        versions.setdefault(pin.version, lane.name)
+        if first is None:
+            first = lane
+            continue
+        differ = sorted(_stack(first, axis).symmetric_difference(_stack(lane, axis)))
+        if differ:
+            errors.append(
+                f"lane '{lane.name}' differs from '{first.name}' in more than its {axis} pin:"
+                f" {', '.join(sorted({d.partition(' ')[0] for d in differ}))}"
+            )
+    return errors
+
+
+def _stack(lane: Lane, axis: str) -> set[str]:
+    """The lane's compiler and pins, one string each, but for ``axis``."""
+    pins = {f"{_normalise(p.name)} {p.model_dump_json()}" for p in lane.pins}
+    return {
+        f"compiler {lane.compiler.model_dump_json()}",
+        *(p for p in pins if p.partition(" ")[0] != _normalise(axis)),
+    }
 
 
 def _normalise(name: str) -> str:

@@ -235,7 +235,12 @@ def _lane_order(history: History, matrix: LaneMatrix | None) -> list[str]:
             matrix = load_matrix()
         except ConfigError:
             matrix = None
-    ordered = [name for names in matrix.families.values() for name in names] if matrix else []
+    # dict.fromkeys: a lane in several families (a vendor's and an axis) comes once, first.
+    ordered = (
+        list(dict.fromkeys(n for names in matrix.families.values() for n in names))
+        if matrix
+        else []
+    )
     known = [name for name in ordered if name in history.lanes]
     rest = sorted(set(history.lanes) - set(known), key=lambda n: (history.lanes[n].family, n))
     return known + rest

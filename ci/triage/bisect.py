@@ -1,9 +1,11 @@
 """Version bisection: one test of the smoke suite across a family's lanes in release order.
 
 The lane matrix lists each family's lanes in release order (not PEP 440 order: 0.6.1a1
-came after 0.6.1 as the claimed fix). Every lane is run, since three to five lanes cost
-less than a wrong answer from assuming the outcome flips once; the report names the first
-bad lane, the last good lane before it and the first good lane after it.
+came after 0.6.1 as the claimed fix): a vendor's family walks its compiler's releases, an
+axis family (``cpu-vllm``) one package's, the rest of the stack the same on every lane.
+Every lane is run, since three to five lanes cost less than a wrong answer from assuming
+the outcome flips once; the report names the first bad lane, the last good lane before it
+and the first good lane after it, each with its release (``vllm 0.33.0``).
 
 The lanes run through any ``LaneExecutor`` (local venvs, local images, the family's nodes)
 as one ordinary run (kind ``bisect``): JUnit, artifacts and ``run.json`` like any other, so
@@ -14,7 +16,7 @@ names, on every node that ran the lane.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ class LaneResult:
     lane: str
     outcome: Outcome
     detail: str = ""
+    release: str = ""  # what the family varies, as the lane has it: "vllm 0.33.0"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,11 @@ class Bisection:
             if self.results[i].outcome is outcome:
                 return i
         return None
+
+    def _named(self, lane: str | None) -> str | None:
+        """A lane with the release it has: ``cpu-vllm-0.33.0 (vllm 0.33.0)``."""
+        release = next((r.release for r in self.results if r.lane == lane), "")
+        return f"{lane} ({release})" if lane and release else lane
 
     @property
     def first_bad(self) -> str | None:
@@ -80,10 +88,12 @@ class Bisection:
         if self.first_bad is None:
             ran = any(r.outcome is Outcome.PASSED for r in self.results)
             return "passes on every lane that ran" if ran else "no lane could run the test"
-        parts = [f"first bad: {self.first_bad}"]
+        parts = [f"first bad: {self._named(self.first_bad)}"]
         if self.last_good:
-            parts.append(f"last good before it: {self.last_good}")
-        parts.append(f"first good: {self.first_good}" if self.first_good else "never fixed")
+            parts.append(f"last good before it: {self._named(self.last_good)}")
+        parts.append(
+            f"first good: {self._named(self.first_good)}" if self.first_good else "never fixed"
+        )
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -91,7 +101,12 @@ class Bisection:
             "family": self.family,
             "test": self.test_id,
             "lanes": [
-                {"lane": r.lane, "outcome": str(r.outcome), "detail": r.detail}
+                {
+                    "lane": r.lane,
+                    "release": r.release,
+                    "outcome": str(r.outcome),
+                    "detail": r.detail,
+                }
                 for r in self.results
             ],
             "first_bad": self.first_bad,
@@ -166,14 +181,17 @@ def bisect(
     run = executors.run_lanes(
         executor, matrix, lanes, request, results_root, kind="bisect", made_in=made_in
     )
-    results = tuple(lane_result(run, lane.name, test) for lane in lanes)
+    results = tuple(
+        replace(lane_result(run, lane.name, test), release=matrix.release(family, lane))
+        for lane in lanes
+    )
     return Bisection(family, test_id, results), run
 
 
 def table(bisection: Bisection) -> Table:
     """One row per lane, in release order: its outcome and the last line of its detail."""
-    shown = tables.table("lane", "outcome", "last line")
+    shown = tables.table("lane", "release", "outcome", "last line")
     for r in bisection.results:
         last = r.detail.strip().splitlines()[-1] if r.detail.strip() else ""
-        tables.add(shown, r.lane, r.outcome, last[:120])
+        tables.add(shown, r.lane, r.release, r.outcome, last[:120])
     return shown

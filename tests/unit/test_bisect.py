@@ -83,7 +83,8 @@ def test_release_order_and_fix_found(tmp_path: Path) -> None:
     assert result.first_good == "kunlun-flagtree-0.7.0rc2"
     assert result.last_good is None
     assert result.verdict == (
-        "first bad: kunlun-flagtree-0.6.1; first good: kunlun-flagtree-0.7.0rc2"
+        "first bad: kunlun-flagtree-0.6.1 (flagtree 0.6.1+xpu3.6);"
+        " first good: kunlun-flagtree-0.7.0rc2 (flagtree 0.7.0rc2+xpu3.6)"
     )
 
 
@@ -103,10 +104,12 @@ def test_a_lane_that_cannot_run_is_no_evidence(tmp_path: Path) -> None:
     data = result.to_json()
     assert [lane["outcome"] for lane in data["lanes"]] == ["failed", "error", "passed"]
     rows = tables.text(table(result)).splitlines()
-    assert rows[0].split() == ["lane", "outcome", "last", "line"]
-    assert [row.split()[:2] for row in rows[1:]] == [
-        [KUNLUN[0], "failed"], [KUNLUN[1], "error"], [KUNLUN[2], "passed"]
-    ]  # fmt: skip
+    assert rows[0].split() == ["lane", "release", "outcome", "last", "line"]
+    assert [row.split()[:4] for row in rows[1:]] == [
+        [KUNLUN[0], "flagtree", "0.6.1+xpu3.6", "failed"],
+        [KUNLUN[1], "flagtree", "0.6.1a1+xpu3.6", "error"],
+        [KUNLUN[2], "flagtree", "0.7.0rc2+xpu3.6", "passed"],
+    ]
     assert "n1 unreachable" in rows[2]
 
 
@@ -118,6 +121,23 @@ def test_a_harness_error_is_no_evidence_against_the_compiler(tmp_path: Path) -> 
     result, _ = bisect(load_matrix(), "kunlun", TEST, executor, tmp_path)
     assert [r.outcome for r in result.results] == [Outcome.FAILED, Outcome.ERROR, Outcome.PASSED]
     assert result.first_bad == KUNLUN[0] and result.first_good == KUNLUN[2]
+
+
+def test_an_axis_family_walks_the_releases_of_its_package(tmp_path: Path) -> None:
+    # cpu-vllm: the default lane and its copies at other vLLM releases, oldest first; the
+    # report names each lane's vLLM, not its (shared) compiler.
+    lanes = ["cpu-vllm-0.20.2", "cpu-triton-3.6.0", "cpu-vllm-0.33.0"]
+    executor = ScriptedExecutor(
+        dict(zip(lanes, (Outcome.PASSED, Outcome.PASSED, Outcome.FAILED), strict=True))
+    )
+    result, _ = bisect(load_matrix(), "cpu-vllm", TEST, executor, tmp_path)
+    assert executor.asked == lanes
+    assert [r.release for r in result.results] == ["vllm 0.20.2", "vllm 0.24.0", "vllm 0.33.0"]
+    assert result.verdict == (
+        "first bad: cpu-vllm-0.33.0 (vllm 0.33.0); last good before it:"
+        " cpu-triton-3.6.0 (vllm 0.24.0); never fixed"
+    )
+    assert result.to_json()["lanes"][2]["release"] == "vllm 0.33.0"
 
 
 def test_all_passing(tmp_path: Path) -> None:

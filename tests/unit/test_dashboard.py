@@ -154,3 +154,20 @@ def test_news_groups_one_signature_and_a_larger_group_first_among_equals(tmp_pat
     assert "<code>unclassified|out of resources:" in index[five:one]
     folded = index[index.index("<details>") : index.index("</details>")]
     assert "Each lane's latest result, per test: 7 tests<" in folded
+
+
+def test_a_lane_in_a_vendor_family_and_an_axis_family_is_ordered_once() -> None:
+    from ci.history.verdicts import History, LaneInfo
+    from ci.lanes.matrix import load_matrix
+    from ci.publish.dashboard import _lane_order
+
+    names = ("cpu-vllm-0.33.0", "cpu-triton-3.6.0", "cpu-vllm-0.20.2", "cpu-triton-3.2.0")
+    lanes = {n: LaneInfo(n, "cpu", "cpu", None, "triton", "3.6.0", "r1") for n in names}
+    history = History(runs=(), lanes=lanes, timelines={}, verdicts={}, fix_checks=())
+    # cpu-triton-3.6.0 is in `cpu` and in `cpu-vllm`: listed where its first family has it.
+    assert _lane_order(history, load_matrix()) == [
+        "cpu-triton-3.2.0",
+        "cpu-triton-3.6.0",
+        "cpu-vllm-0.20.2",
+        "cpu-vllm-0.33.0",
+    ]

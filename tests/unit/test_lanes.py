@@ -99,7 +99,18 @@ def test_shipped_matrix_has_every_lane_of_the_mission() -> None:
         "ascend-triton-3.2.0",
         "nvidia-triton-3.6.0",
         *(f"cpu-triton-{v}" for v in ("3.2.0", "3.3.1", "3.4.0", "3.5.1", "3.6.0", "3.9.0")),
+        "cpu-vllm-0.20.2",
+        "cpu-vllm-0.33.0",
     }
+    # vLLM as an axis: the default lane is in the Triton family and in the vLLM one, whose
+    # lanes differ only in the vllm pin (checked when the file is read).
+    vllm = matrix.family("cpu-vllm")
+    assert [matrix.release("cpu-vllm", lane) for lane in vllm] == [
+        "vllm 0.20.2",
+        "vllm 0.24.0",
+        "vllm 0.33.0",
+    ]
+    assert matrix.default in vllm and matrix.default in matrix.family("cpu")
     assert matrix.default.name == "cpu-triton-3.6.0"
     assert [t.label for t in matrix.default.targets] == [
         "sm_80",
@@ -263,7 +274,28 @@ def test_valid_minimal_matrix(tmp_path: Path) -> None:
             "lane 'kun-base': key 'model.tensor_parallel_size'",
         ),
         ('env = "FLAGCI_INDEX_FLAGOS"', 'env = "flagci-index"', "key 'indexes.flagos.env'"),
-        ("[families]", "[families]\namd = []", "key 'families.amd'"),
+        ("[families]", "[families]\namd = []", "key 'families.amd': not a vendor"),
+        (
+            'kunlun = ["kun-base", "kun-new"]',
+            'kunlun = ["kun-base", "kun-new", "kun-base"]',
+            "key 'families.kunlun': lane 'kun-base' is listed twice",
+        ),
+        (
+            "[families]",
+            '[families]\nkunlun-vllm = ["kun-base", "kun-new"]',
+            "key 'families.kunlun-vllm': lane 'kun-base' does not pin 'vllm'",
+        ),
+        (
+            "[families]",
+            '[families]\nkunlun-flagtree = ["kun-base", "kun-new"]',
+            "key 'families.kunlun-flagtree': lane 'kun-new' differs from 'kun-base' in more"
+            " than its flagtree pin: compiler",
+        ),
+        (
+            "[families]",
+            '[families]\nkunlun-flagtree = ["kun-base", "kun-base"]',
+            "key 'families.kunlun-flagtree': lane 'kun-base' is listed twice",
+        ),
     ],
 )
 def test_each_mistake_names_file_lane_and_key(
@@ -272,6 +304,18 @@ def test_each_mistake_names_file_lane_and_key(
     assert old in VALID, old
     message = error_for(tmp_path, VALID.replace(old, new, 1))
     assert expected in message, message
+
+
+def test_an_axis_family_names_each_release_once(tmp_path: Path) -> None:
+    # kun-new made kun-base's stack: the same compiler and pins, so nothing is left to vary.
+    text = VALID.replace('"0.7.0rc2+xpu3.6"', '"0.6.1+xpu3.6"').replace(
+        "[families]", '[families]\nkunlun-flagtree = ["kun-base", "kun-new"]'
+    )
+    message = error_for(tmp_path, text)
+    assert (
+        "key 'families.kunlun-flagtree': lanes 'kun-base' and 'kun-new' pin flagtree 0.6.1+xpu3.6"
+        in message
+    ), message
 
 
 def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
@@ -326,3 +370,18 @@ def test_every_vendor_lane_compiles_both_corpora_with_its_own_flaggems_vendor() 
             assert {"vllm", "flag-gems"} <= {p.name for p in lane.pins}, lane.name
             wanted = {flaggems_corpus.vendor(lane.vendor, t.backend) for t in lane.targets}
             assert wanted == {lane.device.env["GEMS_VENDOR"]}, lane.name
+
+
+def test_lanes_running_vllm_plugin_fl_capture_what_the_plugin_dispatches() -> None:
+    from ci.smoke.realkernels import flaggems_corpus
+
+    matrix = load_matrix()
+    plugin = [lane for lane in matrix.lanes.values() if lane.device.env.get("VLLM_PLUGINS")]
+    assert {lane.name for lane in plugin} == set(matrix.families["iluvatar"])
+    for lane in plugin:
+        assert lane.device.env["VLLM_PLUGINS"] == "fl" and lane.pin("vllm-plugin-fl"), lane.name
+        assert lane.device.env["GEMS_VENDOR"] in flaggems_corpus.PLUGIN_VENDORS, lane.name
+    others = {lane.device.env.get("GEMS_VENDOR") for lane in matrix.lanes.values()} - {
+        lane.device.env["GEMS_VENDOR"] for lane in plugin
+    }
+    assert not others & set(flaggems_corpus.PLUGIN_VENDORS)

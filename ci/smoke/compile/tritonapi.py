@@ -225,8 +225,15 @@ def _jit_class() -> Any:
 
 
 def is_jit_function(obj: Any) -> bool:
-    """True for a ``@triton.jit`` function, also under launch wrappers (autotuners ...)."""
-    return isinstance(jit_function(obj), _jit_class())
+    """True for a ``@triton.jit`` function, also under launch wrappers (autotuners ...), and
+    for what ``@triton.jit`` gives under ``TRITON_INTERPRET=1``: an ``InterpretedFunction``,
+    which keeps the plain function as ``fn``."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    kinds = (_jit_class(), InterpretedFunction)
+    while not isinstance(obj, kinds) and hasattr(obj, "fn"):
+        obj = obj.fn
+    return isinstance(obj, kinds)
 
 
 def jit_function(obj: Any) -> Any:

@@ -49,7 +49,7 @@ ENV_VENDOR = "GEMS_VENDOR"
 ENV_DB = "FLAGGEMS_DB_URL"
 ENV_CACHE = "FLAGGEMS_CACHE_DIR"
 
-# (op, the call of FlagGems' op on meta tensors): the ops vLLM on FlagOS uses most.
+# (op, the call of FlagGems' op on meta tensors).
 Scenario = Tuple[str, Callable[[], None]]
 
 
@@ -191,15 +191,131 @@ VENDOR_ONLY: Tuple[Tuple[str, Tuple[Tuple[int, ...], ...]], ...] = (
 )
 
 
+# What vllm-plugin-fl (``VLLM_PLUGINS=fl``, pinned on the Iluvatar lanes) hands FlagGems in
+# a Qwen3.6-27B forward, read from flagos-ai/vllm-plugin-FL (commit 8e0422d):
+# - ``vllm_fl/ops/custom_ops.py`` ``register_oot_ops`` (called by ``vllm_fl/worker/worker.py``
+#   at start) replaces vLLM's ``SiluAndMul``, ``RMSNorm``, ``RotaryEmbedding``, ``FusedMoE``
+#   and ``UnquantizedFusedMoEMethod``: ``vllm_fl/ops/activation.py`` calls
+#   ``flag_gems.modules.activation.gems_silu_and_mul`` on the two halves of the input,
+#   ``vllm_fl/ops/layernorm.py`` ``gems_rms_forward(x, residual, weight, eps)`` (with a
+#   residual: FlagGems' fused add + RMS norm), ``vllm_fl/ops/rotary_embedding.py``
+#   ``gems_rope_forward`` in place on the rotary part of query and key. The MoE ops do not
+#   run: Qwen3.6-27B is dense.
+# - ``vllm_fl/platform.py`` ``get_attn_backend_cls`` picks ``vllm_fl/attention/attention.py``,
+#   whose ``forward`` calls ``flag_gems.reshape_and_cache_flash`` and the paged
+#   ``flag_gems.flash_attn_varlen_func`` (the gated-attention layers; the Gated DeltaNet
+#   layers keep vLLM's own Triton kernels, the vLLM corpus). Not captured here:
+#   ``flash_attn_varlen_func`` asks the device for its SM count before it launches
+#   (``flag_gems/ops/flash_api.py`` ``mha_varlan_fwd``), which a compile-only node has none of.
+# - ``vllm_fl/worker/worker.py`` ``flag_gems.enable(record=False, unused=["index",
+#   "index_put_"])``: every other aten op FlagGems has runs as FlagGems', the linear layers'
+#   ``mm`` first among them.
+# Heads are the model's (``vllm_corpus.QWEN36_*``, at tensor parallel size 1); the hidden size
+# is this module's ``HIDDEN``, not read from the model.
+PLUGIN_VENDORS = ("iluvatar",)
+HIDDEN = 4096
+TOKENS = 256
+
+
+def _silu_and_mul_halves() -> None:
+    from flag_gems.modules.activation import gems_silu_and_mul
+
+    x = _meta(TOKENS, 2 * HIDDEN)
+    gems_silu_and_mul(x[..., :HIDDEN], x[..., HIDDEN:])
+
+
+def _rms_forward(residual: bool) -> None:
+    from flag_gems.modules.normalization import gems_rms_forward
+
+    gems_rms_forward(
+        _meta(TOKENS, HIDDEN), _meta(TOKENS, HIDDEN) if residual else None, _meta(HIDDEN), 1e-6
+    )
+
+
+def _rope_forward() -> None:
+    import torch
+    from flag_gems.modules.rotary_embedding import gems_rope_forward
+
+    from ci.smoke.realkernels.vllm_corpus import QWEN36_HEAD, QWEN36_KV_HEADS, QWEN36_Q_HEADS
+
+    cos_sin = _meta(4096, QWEN36_HEAD, dtype=torch.float32)
+    cos, sin = cos_sin.chunk(2, dim=-1)
+    gems_rope_forward(
+        _meta(TOKENS, QWEN36_Q_HEADS, QWEN36_HEAD),
+        _meta(TOKENS, QWEN36_KV_HEADS, QWEN36_HEAD),
+        cos,
+        sin,
+        position_ids=_index(TOKENS),
+        rotary_interleaved=False,
+        inplace=True,
+    )
+
+
+# The plugin's KV cache, ``AttentionFLBackend.get_kv_cache_shape``: (2, blocks, block size (a
+# multiple of 16), KV heads, head size), key and value caches unbound from it; one new
+# token of each of ``SEQS`` sequences cached.
+BLOCK, BLOCKS, SEQS = 16, 64, 4
+
+
+def _kv_cache() -> Tuple[Any, Any]:
+    from ci.smoke.realkernels.vllm_corpus import QWEN36_HEAD, QWEN36_KV_HEADS
+
+    key_cache, value_cache = _meta(2, BLOCKS, BLOCK, QWEN36_KV_HEADS, QWEN36_HEAD).unbind(0)
+    return key_cache, value_cache
+
+
+def _reshape_and_cache_flash() -> None:
+    import torch
+    from flag_gems import reshape_and_cache_flash
+
+    from ci.smoke.realkernels.vllm_corpus import QWEN36_HEAD, QWEN36_KV_HEADS
+
+    key_cache, value_cache = _kv_cache()
+    scale = _meta(1, dtype=torch.float32)
+    reshape_and_cache_flash(
+        _meta(SEQS, QWEN36_KV_HEADS, QWEN36_HEAD),
+        _meta(SEQS, QWEN36_KV_HEADS, QWEN36_HEAD),
+        key_cache,
+        value_cache,
+        _index(SEQS),
+        "auto",
+        scale,
+        scale,
+    )
+
+
+def _plugin_scenarios(ops: Any) -> List[Scenario]:
+    return [
+        ("silu_and_mul", _silu_and_mul_halves),
+        ("rms_norm", functools.partial(_rms_forward, False)),
+        ("fused_add_rms_norm", functools.partial(_rms_forward, True)),
+        ("rotary_embedding", _rope_forward),
+        ("reshape_and_cache_flash", _reshape_and_cache_flash),
+        ("mm", functools.partial(ops.mm, _meta(TOKENS, HIDDEN), _meta(HIDDEN, 1024))),
+    ]
+
+
 def scenarios(target: Any) -> List[Scenario]:
+    """What vllm-plugin-fl dispatches for a vendor whose lanes run it, else the ops vLLM on
+    FlagOS uses most (picked by hand); and the vendor's own ops (``VENDOR_ONLY``)."""
     # FlagGems' top level, not ``flag_gems.ops``: at import FlagGems replaces the generic ops
     # there by its vendor's (``runtime.replace_customized_ops(globals())``, from
     # ``flag_gems/runtime/backend/_<vendor>/ops`` and ``fused``), so the vendor's variant is
     # what each scenario calls.
     import flag_gems as ops
 
-    hidden = 4096
-    calls: List[Scenario] = [
+    plugin = os.environ.get(ENV_VENDOR) in PLUGIN_VENDORS
+    calls = _plugin_scenarios(ops) if plugin else _hand_picked(ops)
+    for name, shapes in VENDOR_ONLY:
+        if hasattr(ops, name):
+            tensors = [_meta(*shape) for shape in shapes]
+            calls.append((name, functools.partial(getattr(ops, name), *tensors)))
+    return calls
+
+
+def _hand_picked(ops: Any) -> List[Scenario]:
+    hidden = HIDDEN
+    return [
         ("add", functools.partial(ops.add, _meta(256, hidden), _meta(256, hidden))),
         ("mul", functools.partial(ops.mul, _meta(256, hidden), _meta(256, hidden))),
         ("mm", functools.partial(ops.mm, _meta(256, hidden), _meta(hidden, 1024))),
@@ -221,8 +337,3 @@ def scenarios(target: Any) -> List[Scenario]:
         ("embedding", functools.partial(ops.embedding, _meta(32000, hidden), _index(256))),
         ("index_select", functools.partial(ops.index_select, _meta(32000, hidden), 0, _index(256))),
     ]
-    for name, shapes in VENDOR_ONLY:
-        if hasattr(ops, name):
-            tensors = [_meta(*shape) for shape in shapes]
-            calls.append((name, functools.partial(getattr(ops, name), *tensors)))
-    return calls
