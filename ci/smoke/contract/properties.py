@@ -64,6 +64,10 @@ DRIVER_SHARED_PER_BLOCK = "driver_shared_per_block"
 MODEL = "model"
 TENSOR_PARALLEL_SIZE = "tensor_parallel_size"
 GENERATED = "generated"
+# The attention backend vLLM chose, the kernels its GDN warm-up autotuned (from its log).
+ATTENTION_BACKEND = "attention_backend"
+GDN_WARMUP = "gdn_warmup"
+SERVE_COMMAND = "serve_command"
 
 # Performance (ci/smoke/perf.py).
 SHAPE = "shape"
