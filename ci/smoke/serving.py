@@ -9,9 +9,10 @@ last lines, so a worker's traceback becomes the testcase's failure text and sign
 the deadline passes. ``complete`` asks ``/v1/completions`` for greedy tokens.
 
 From the log: ``attention_backend`` (vLLM's "Using X attention backend" line) and
-``gdn_warmup`` (the Triton autotuning lines, ``TRITON_PRINT_AUTOTUNING=1``, printed before
-vLLM sized its KV cache: vLLM 0.24.0's ``_warmup_prefill_kernels`` runs the GDN prefill
-kernels during the profile run, before the KV cache is allocated, and logs nothing itself).
+``gdn_warmup`` (vLLM 0.24.0's ``_warmup_prefill_kernels`` runs the GDN prefill kernels
+during the profile run and logs "GDN prefill kernel warmup (T=64) completed for layer ..."
+at DEBUG, so the suite runs vLLM with ``VLLM_LOGGING_LEVEL=DEBUG``; a failed warm-up is
+caught by vLLM and logged as a warning with its traceback: ``gdn_warmup_failure``).
 Standard library only; the command is a parameter, so a stand-in server can take vLLM's
 place (tests/fixtures/vllm_standin.py).
 """
@@ -38,10 +39,13 @@ FAILURE_TAIL_LINES = 80
 # vLLM 0.24.0 (vllm/platforms/cuda.py): the backend it found, or the one it was given.
 _BACKEND_FOUND = re.compile(r"Using (\w+) attention backend out of potential backends")
 _BACKEND_GIVEN = re.compile(r"Using (?:AttentionBackendEnum\.)?(\w+) backend\.")
-# Triton's autotuner with TRITON_PRINT_AUTOTUNING=1.
-_AUTOTUNED = re.compile(r"Triton autotuning for function (\w+)")
-# vLLM sizes its KV cache after the profile run (vllm/v1/core/kv_cache_utils.py).
-_KV_CACHE_SIZED = re.compile(r"GPU KV cache size:|Available KV cache memory")
+# vLLM 0.24.0's GDN layer (vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py):
+# the prefill kernel it chose, and its warm-up's outcome per layer (at DEBUG when it ran).
+_GDN_PREFILL = re.compile(r"Using (.+?) GDN prefill kernel")
+_WARMUP_DONE = re.compile(r"GDN prefill kernel warmup \(T=\d+\) completed for layer (\S+)")
+_WARMUP_FAILED = re.compile(r"GDN prefill kernel warmup \(T=\d+\) failed for layer (\S+)")
+# A log line's prefix: "(EngineCore pid=1) WARNING 12-01 22:54:19 [file.py:1165] ".
+_LINE_PREFIX = re.compile(r"^(?:\(\w+ pid=\d+\) )?[A-Z]+ \d\d-\d\d [\d:]+ \[[\w.]+:\d+\] ?")
 
 
 class ServerFailed(RuntimeError):
@@ -211,12 +215,31 @@ def attention_backend(log: str) -> Optional[str]:
     return found.group(1) if found else None
 
 
+def gdn_prefill_kernel(log: str) -> Optional[str]:
+    """The GDN prefill kernel vLLM says it uses (``Triton/FLA``, ``FlashInfer``), or None."""
+    found = _GDN_PREFILL.search(log)
+    return found.group(1) if found else None
+
+
 def gdn_warmup(log: str) -> List[str]:
-    """The Triton kernels autotuned before vLLM sized its KV cache (the GDN warm-up's)."""
-    sized = _KV_CACHE_SIZED.search(log)
-    before = log[: sized.start()] if sized else ""
-    names: List[str] = []
-    for match in _AUTOTUNED.finditer(before):
-        if match.group(1) not in names:
-            names.append(match.group(1))
-    return names
+    """The layers whose GDN prefill warm-up completed (vLLM logs it at DEBUG)."""
+    return [match.group(1) for match in _WARMUP_DONE.finditer(log)]
+
+
+def gdn_warmup_failure(log: str) -> str:
+    """The first failed GDN warm-up's log record (vLLM catches it and warns, traceback
+    included), its lines without vLLM's prefixes; "" if none failed."""
+    lines = log.splitlines()
+    for index, line in enumerate(lines):
+        if _WARMUP_FAILED.search(line):
+            prefix = _LINE_PREFIX.match(line)
+            if prefix is None:
+                return line
+            head = prefix.group(0)
+            record = [line[len(head) :]]
+            for follow in lines[index + 1 :]:
+                if not follow.startswith(head) or _WARMUP_FAILED.search(follow):
+                    break
+                record.append(follow[len(head) :])
+            return "\n".join(record)
+    return ""

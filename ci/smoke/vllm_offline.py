@@ -23,6 +23,8 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--gpu-memory-utilization", type=float, default=0.3)
     parser.add_argument("--prompt", default="Hello")
     parser.add_argument("--max-tokens", type=int, default=10)
+    parser.add_argument("--attention-backend", default=None)
+    parser.add_argument("--gdn-prefill-backend", default=None)
     args = parser.parse_args(argv)
 
     import vllm
@@ -34,6 +36,14 @@ def main(argv: List[str]) -> int:
         gpu_memory_utilization=args.gpu_memory_utilization,
         enforce_eager=True,
         trust_remote_code=True,
+        **{
+            key: value
+            for key, value in (
+                ("attention_backend", args.attention_backend),
+                ("gdn_prefill_backend", args.gdn_prefill_backend),
+            )
+            if value
+        },
     )
     params = vllm.SamplingParams(max_tokens=args.max_tokens, temperature=0.0, ignore_eos=True)
     output = llm.generate([args.prompt], params)[0].outputs[0]

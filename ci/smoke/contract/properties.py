@@ -64,8 +64,9 @@ DRIVER_SHARED_PER_BLOCK = "driver_shared_per_block"
 MODEL = "model"
 TENSOR_PARALLEL_SIZE = "tensor_parallel_size"
 GENERATED = "generated"
-# The attention backend vLLM chose, the kernels its GDN warm-up autotuned (from its log).
+# From vLLM's log: its attention backend, GDN prefill kernel, the layers its GDN warm-up ran.
 ATTENTION_BACKEND = "attention_backend"
+GDN_PREFILL = "gdn_prefill"
 GDN_WARMUP = "gdn_warmup"
 SERVE_COMMAND = "serve_command"
 
