@@ -44,8 +44,9 @@ _BACKEND_GIVEN = re.compile(r"Using (?:AttentionBackendEnum\.)?(\w+) backend\.")
 _GDN_PREFILL = re.compile(r"Using (.+?) GDN prefill kernel")
 _WARMUP_DONE = re.compile(r"GDN prefill kernel warmup \(T=\d+\) completed for layer (\S+)")
 _WARMUP_FAILED = re.compile(r"GDN prefill kernel warmup \(T=\d+\) failed for layer (\S+)")
-# A log line's prefix: "(EngineCore pid=1) WARNING 12-01 22:54:19 [file.py:1165] ".
-_LINE_PREFIX = re.compile(r"^(?:\(\w+ pid=\d+\) )?[A-Z]+ \d\d-\d\d [\d:]+ \[[\w.]+:\d+\] ?")
+# A log line's prefix: "(EngineCore pid=1) WARNING 12-01 22:54:19 [file.py:1165] " (at
+# DEBUG the file is a path: "[model_executor/.../gdn/qwen_gdn_linear_attn.py:1174]").
+_LINE_PREFIX = re.compile(r"^(?:\(\w+ pid=\d+\) )?[A-Z]+ \d\d-\d\d [\d:]+ \[[^\]]+:\d+\] ?")
 
 
 class ServerFailed(RuntimeError):
@@ -96,14 +97,12 @@ def server_command(
     tensor_parallel_size: int,
     port: int,
     extra: Sequence[str] = (),
-    python: str = sys.executable,
-    module: str = SERVER_MODULE,
+    launcher: Optional[Sequence[str]] = None,
 ) -> List[str]:
-    """The users' command (the Kunlunxin report's), on a local port."""
+    """The users' command (the Kunlunxin report's), on a local port; ``launcher`` replaces
+    ``python -m vllm.entrypoints.openai.api_server`` (a stand-in server)."""
     return [
-        python,
-        "-m",
-        module,
+        *(launcher or (sys.executable, "-m", SERVER_MODULE)),
         "--model",
         model,
         "--tensor-parallel-size",
