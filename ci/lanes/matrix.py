@@ -131,6 +131,10 @@ class Model(_Model):
     path: StrictStr
     tensor_parallel_size: Positive
     max_model_len: Positive
+    # vLLM's --attention-backend / --gdn-prefill-backend, where the lane's stack has other
+    # kernels besides Triton's (the smoke test's vllm group asserts Triton's were used).
+    attention_backend: StrictStr | None = None
+    gdn_prefill_backend: StrictStr | None = None
 
 
 class Lane(_Model):
@@ -210,7 +214,7 @@ class Lane(_Model):
             "test_timeout_s": self.test_timeout_s,
             "env": dict(self.device.env),
             "devices": list(self.device.devices),
-            "model": self.model.model_dump() if self.model else None,
+            "model": self.model.model_dump(exclude_none=True) if self.model else None,
         }
 
 

@@ -220,7 +220,7 @@ def test_the_nodes_own_values_come_from_the_environment_over_the_file(
     assert context.node == "bi-v150-01"
     assert context.model is not None and with_model.model is not None
     assert context.model == {
-        **with_model.model.model_dump(),
+        **with_model.model.model_dump(exclude_none=True),
         "path": "/models/here",
         "tensor_parallel_size": 4,
     }

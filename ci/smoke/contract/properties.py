@@ -64,6 +64,11 @@ DRIVER_SHARED_PER_BLOCK = "driver_shared_per_block"
 MODEL = "model"
 TENSOR_PARALLEL_SIZE = "tensor_parallel_size"
 GENERATED = "generated"
+# From vLLM's log: its attention backend, GDN prefill kernel, the layers its GDN warm-up ran.
+ATTENTION_BACKEND = "attention_backend"
+GDN_PREFILL = "gdn_prefill"
+GDN_WARMUP = "gdn_warmup"
+SERVE_COMMAND = "serve_command"
 
 # Performance (ci/smoke/perf.py).
 SHAPE = "shape"
