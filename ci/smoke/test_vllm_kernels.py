@@ -50,11 +50,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(autouse=True)
 def stack_ready(request: pytest.FixtureRequest) -> None:
     """Every test here but the stack check is blocked by a failed stack check."""
-    if request.function is not test_stack_ready and CAPTURE.stack_problem:
-        pytest.skip(f"blocked by test_stack_ready: {CAPTURE.stack_problem.splitlines()[-1]}")
+    if request.function is not test_package_ready and CAPTURE.stack_problem:
+        pytest.skip(f"blocked by test_package_ready: {CAPTURE.stack_problem.splitlines()[-1]}")
 
 
-def test_stack_ready(record_property: RecordProperty) -> None:
+def test_package_ready(record_property: RecordProperty) -> None:
     """vLLM imports as the capture imports it, with its metadata, the real Triton and the
     platform the lane needs."""
     record_property(properties.SOURCE, "vllm")

@@ -213,7 +213,7 @@ def test_shared_memory_over_the_limit_is_out_of_resources(
     script = tmp_path / "oversized.py"
     script.write_text(
         "import json, sys\n"
-        "from ci.smoke import attention\n"
+        "from ci.smoke.mirrors import attention\n"
         "from ci.smoke.compile.compiler import CompileWorker\n"
         "from ci.smoke.contract.lane import Target\n"
         "config = attention.AttentionConfig(256, 128, 256, 4, 3, 'bf16')\n"
@@ -252,7 +252,7 @@ def test_options_left_to_the_backend_stay_out_of_the_bundle_and_are_recorded(
     script = tmp_path / "defaulted.py"
     script.write_text(
         "import json, sys\n"
-        "from ci.smoke import attention\n"
+        "from ci.smoke.mirrors import attention\n"
         "from ci.smoke.compile.compiler import CompileWorker\n"
         "from ci.smoke.contract.lane import Target\n"
         "from ci.smoke.triage.compile_failure import triage_compile_failure\n"
@@ -318,16 +318,16 @@ def _assert_one_clear_failure(results: Path, what: str) -> None:
     other testcases are skipped as blocked by it; nothing was captured."""
     cases = _blocked_corpus(results)
     failed = [c for c in cases if c.outcome == "failed"]
-    assert [c.name for c in failed] == ["test_stack_ready"], [(c.name, c.outcome) for c in cases]
+    assert [c.name for c in failed] == ["test_package_ready"], [(c.name, c.outcome) for c in cases]
     assert failed[0].properties["failure_kind"] == "harness_error"
     assert what in failed[0].message + failed[0].text
-    others = [c for c in cases if c.name != "test_stack_ready"]
+    others = [c for c in cases if c.name != "test_package_ready"]
     assert others and all(c.outcome == "skipped" for c in others)
-    assert all("blocked by test_stack_ready" in c.message for c in others), others[0].message
+    assert all("blocked by test_package_ready" in c.message for c in others), others[0].message
     assert not list(results.rglob("capture-vllm.json"))
 
 
-STACK_SELECTION = "test_vllm_kernels and (test_stack_ready or test_capture or test_launch)"
+STACK_SELECTION = "test_vllm_kernels and (test_package_ready or test_capture or test_launch)"
 
 
 def test_a_shadowed_vllm_blocks_the_corpus_with_one_clear_failure(

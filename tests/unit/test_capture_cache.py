@@ -130,7 +130,7 @@ def test_compile(launch):
     pass
 
 
-def test_stack_ready():
+def test_package_ready():
     pass
 """
 
@@ -139,10 +139,11 @@ def test_stack_ready():
     ("selection", "captured", "selected"),
     [
         ((), True, 3),
-        (("-k", "test_backends or test_stack"), False, 1),
+        (("-k", "test_backends or test_stack"), False, 0),
+        (("-k", "test_package_ready"), False, 1),
         (("-k", "test_compile"), True, 2),
         (("-k", "decode"), True, 1),
-        (("-k", "kernel_unified_attention or test_stack"), True, 2),
+        (("-k", "kernel_unified_attention or test_stack"), True, 1),
         (("-k", "not test_corpus_standin"), False, 0),
         (("-k", "test_compile[sm_90-gdn"), True, 1),
         (("-m", "gpu"), False, 0),

@@ -36,7 +36,7 @@ def _ci_imports(path: Path) -> set[str]:
             and node.module.split(".")[0] == "ci"
         ):
             found.add(node.module)
-            # `from ci.smoke import bundle` imports the submodule ci.smoke.triage.bundle.
+            # `from ci.smoke.triage import bundle` imports the submodule ci.smoke.triage.bundle.
             found.update(
                 f"{node.module}.{a.name}"
                 for a in node.names

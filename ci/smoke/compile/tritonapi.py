@@ -250,7 +250,11 @@ def _bind(fn: Any, backend: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
 
     names = [p.name for p in fn.params]
     launch_options = {k: v for k, v in kwargs.items() if k not in names and k not in _RUN_ADDED}
-    if hasattr(jit_module, "create_function_from_signature"):
+    # Triton 3.2's JITFunction binds through its own ``binder`` (five values back); 3.3.0
+    # has neither that nor ``_pack_args``; 3.4 and later pack with ``_pack_args``. Triton
+    # 3.2's jit module also has ``create_function_from_signature``, so its presence decides
+    # nothing.
+    if hasattr(fn, "_pack_args") or not hasattr(fn, "binder"):
         binder = jit_module.create_function_from_signature(fn.signature, fn.params, backend)
         bound, specialization, options = binder(*args, **kwargs)
         if hasattr(fn, "_pack_args"):
