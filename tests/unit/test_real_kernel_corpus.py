@@ -3,7 +3,10 @@ capture document read back into compile jobs, FlagGems' vendor names (no Triton 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 from ci.smoke.compile.compiler import jit_attrs
 from ci.smoke.compile.tritonapi import ir_identity
@@ -140,3 +143,70 @@ def test_a_kernel_module_under_a_parent_only_its_package_puts_on_the_path_loads_
     source.write_text("KERNEL = 'matmul_kernel'\n", "utf-8")
     module = _load_module("_flagci_absent_vendor.ops.matmul_bf16", str(source))
     assert module.KERNEL == "matmul_kernel"
+
+
+def test_a_kernel_module_its_package_imports_as_it_initialises_loads_through_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FlagGems' form on a Hopper GPU (seen on the H200): ``flag_gems`` puts its backend folder
+    # on sys.path and imports ``hopper.ops``, whose ``__init__`` does ``from .mm import mm``,
+    # and ``hopper/ops/mm.py`` itself starts with ``from flag_gems import runtime``.
+    from ci.smoke.compile.compiler import _load_module
+
+    top = tmp_path / "flagci_gems_like"
+    ops = top / "backend" / "hopper" / "ops"
+    ops.mkdir(parents=True)
+    (top / "__init__.py").write_text(
+        "import sys, os\n"
+        "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'backend'))\n"
+        "import hopper.ops\n"
+        "runtime = 'ready'\n",
+        "utf-8",
+    )
+    (top / "backend" / "__init__.py").write_text("", "utf-8")
+    (top / "backend" / "hopper" / "__init__.py").write_text("", "utf-8")
+    (ops / "__init__.py").write_text("from .mm import mm\n", "utf-8")
+    (ops / "mm.py").write_text(
+        "import flagci_gems_like\n\ndef mm():\n    return 'mm_kernel'\n", "utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        module = _load_module("hopper.ops.mm", str(ops / "mm.py"))
+        assert module.mm() == "mm_kernel"
+        assert sys.modules["hopper.ops"].mm is module.mm
+    finally:
+        for name in ("flagci_gems_like", "hopper", "hopper.ops", "hopper.ops.mm"):
+            sys.modules.pop(name, None)
+
+
+def test_a_benchmarked_config_runs_its_pre_hook_before_its_launch_as_triton_does() -> None:
+    # FlagGems' host-TMA matmul: each config's pre-hook gives the tensor descriptors that
+    # config's block shape; a candidate launched without it compiles with stale shapes
+    # ("accumulator shape is incompatible", seen on the H200).
+    seen: list[tuple[str, object]] = []
+
+    class Config:
+        def all_kwargs(self) -> dict[str, object]:
+            return {"BLOCK_M": 64, "num_warps": 4}
+
+        @staticmethod
+        def pre_hook(nargs: dict[str, object]) -> None:
+            seen.append(("pre_hook", dict(nargs)))
+
+    class Kernel:
+        @staticmethod
+        def run(*args: object, **meta: object) -> None:
+            seen.append(("run", (args, meta, flaggems_corpus.launch_tags())))
+
+    class Tuner:
+        def __init__(self) -> None:
+            self.nargs = {"a_desc": "descriptor"}
+            self.fn = Kernel()
+
+    times = flaggems_corpus._bench_by_launching(Tuner(), "x", config=Config(), M=8)
+    assert times == [1.0, 1.0, 1.0]
+    assert seen == [
+        ("pre_hook", {"a_desc": "descriptor", "M": 8, "BLOCK_M": 64, "num_warps": 4}),
+        ("run", (("x",), {"M": 8, "BLOCK_M": 64, "num_warps": 4}, {jobs.AUTOTUNE_CANDIDATE: True})),
+    ]
+    assert flaggems_corpus.launch_tags() == {}

@@ -194,19 +194,48 @@ class _Prepared:
             self.backend_defaults = {}
 
 
+def _findable(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        # A parent only the package's own import puts on sys.path (FlagGems' ``_iluvatar``).
+        return False
+
+
+def _top_package(file: Path) -> str:
+    """The outermost package holding ``file`` (``flag_gems`` for a module under
+    ``flag_gems/runtime/backend/_nvidia/hopper/ops/``); "" for a file outside packages."""
+    top = ""
+    folder = file.parent
+    while (folder / "__init__.py").is_file():
+        top = folder.name
+        folder = folder.parent
+    return top if top.isidentifier() else ""
+
+
 def _load_module(name: str, file: str) -> Any:
     import importlib
     import importlib.util
 
     if name in sys.modules:
         return sys.modules[name]
-    try:
-        found = importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        # A parent only the package's own import puts on sys.path (FlagGems' ``_iluvatar``).
-        found = False
-    if not file or found:
+    if not file or _findable(name):
         return importlib.import_module(name)
+    # A module whose top package exists only once its distribution's own import has run
+    # (FlagGems puts ``runtime/backend/_<vendor>`` on sys.path and imports the GPU's arch
+    # ops, ``hopper.ops``, as it initialises). Import that distribution first, as the
+    # capture did: the module is then loaded once, by its package. Loading the file by
+    # itself first would import the distribution from inside it, and the distribution's
+    # ``from .mm import mm`` would meet this module half made (ImportError).
+    top = _top_package(Path(file))
+    if top and top not in sys.modules and _findable(top):
+        importlib.import_module(top)
+        if name in sys.modules:
+            return sys.modules[name]
+        if _findable(name):
+            return importlib.import_module(name)
     spec = importlib.util.spec_from_file_location(name, file)
     if spec is None or spec.loader is None:
         raise ImportError(f"{file}: not a Python source file")

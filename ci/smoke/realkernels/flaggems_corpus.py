@@ -103,9 +103,16 @@ _benchmarking = [False]
 
 
 def _bench_by_launching(self: Any, *args: Any, config: Any, **meta: Any) -> List[float]:
+    current = dict(meta, **config.all_kwargs())
+    # Before each launch of a config Triton's own benchmark runs the config's pre-hook, which
+    # sets what that config needs of the arguments: FlagGems' host-TMA matmul (Hopper) gives
+    # each tensor descriptor the config's block shape there. Without it every candidate but
+    # the one finally launched is captured with stale descriptors.
+    if config.pre_hook:
+        config.pre_hook({**self.nargs, **current})
     _benchmarking[0] = True
     try:
-        self.fn.run(*args, **dict(meta, **config.all_kwargs()))
+        self.fn.run(*args, **current)
     finally:
         _benchmarking[0] = False
     return [1.0, 1.0, 1.0]
