@@ -231,6 +231,22 @@ def is_url(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
 
+def _lane_row(lane_run: LaneRun, lane: reader.LaneRecord) -> tuple[Any, ...]:
+    """A ``run_lanes`` row: the lane as verdicts see it, and what only the table keeps."""
+    return (
+        lane_run.run_id,
+        lane_run.lane,
+        lane_run.vendor,
+        lane_run.family,
+        lane_run.baseline,
+        lane_run.package,
+        lane_run.version,
+        lane.compiler.triton,
+        json.dumps(lane.pins, sort_keys=True),
+        lane_run.pins_digest,
+    )
+
+
 class Store:
     """The history at ``target``: a SQLite file path or a ``postgresql://`` URL."""
 
@@ -436,18 +452,7 @@ class Store:
         session.many(
             "INSERT INTO run_lanes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    run.run_id,
-                    name,
-                    lane.vendor,
-                    lane.family or lane.vendor,
-                    lane.baseline,
-                    lane.compiler.package,
-                    lane.compiler.version,
-                    lane.compiler.triton,
-                    json.dumps(lane.pins, sort_keys=True),
-                    lane.pins_digest,
-                )
+                _lane_row(LaneRun.of(run.run_id, name, lane), lane)
                 for name, lane in run.lanes.items()
             ],
         )

@@ -45,7 +45,7 @@ from statistics import median
 from typing import Literal
 
 from ci.history.ledger import KnownIssue, Ledger
-from ci.results.reader import ARTIFACTS_ANCHOR
+from ci.results.reader import ARTIFACTS_ANCHOR, LaneRecord
 from ci.smoke.contract import taxonomy
 
 FLAKY_WINDOW = 20
@@ -125,6 +125,21 @@ class LaneRun:
     package: str
     version: str
     pins_digest: str
+
+    @classmethod
+    def of(cls, run_id: str, name: str, lane: LaneRecord) -> LaneRun:
+        """Lane ``name`` as run ``run_id``'s ``run.json`` records it (a lane of no family is a
+        family of its own vendor)."""
+        return cls(
+            run_id,
+            name,
+            lane.vendor,
+            lane.family or lane.vendor,
+            lane.baseline,
+            lane.compiler.package,
+            lane.compiler.version,
+            lane.pins_digest,
+        )
 
 
 @dataclass(frozen=True)

@@ -53,19 +53,7 @@ def observations_of(finished: reader.RunData) -> Observations:
     run = RunInfo(
         record.run_id, record.started, run_dir, record.kind, record.status, record.artifacts_url
     )
-    lane_runs = tuple(
-        LaneRun(
-            record.run_id,
-            name,
-            lane.vendor,
-            lane.family or lane.vendor,
-            lane.baseline,
-            lane.compiler.package,
-            lane.compiler.version,
-            lane.pins_digest,
-        )
-        for name, lane in record.lanes.items()
-    )
+    lane_runs = tuple(LaneRun.of(record.run_id, name, lane) for name, lane in record.lanes.items())
     results = tuple(ResultRow(record.run_id, c.lane, c.node, c.test, c.outcome) for c in cases)
     perf = tuple(
         (record.run_id, c.lane, c.test, c.gpu, c.perf_ms) for c in cases if c.perf_ms is not None
