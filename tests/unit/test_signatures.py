@@ -401,3 +401,122 @@ def test_unclassified_says_what_structure_it_found_and_lacked() -> None:
     )
     assert "exception KeyError (from its exception line)" in (framed.detail("structure") or "")
     assert "1 traceback frames" in framed.summary
+
+
+# Round 3 (docs/triage.md): forms by the layer that raised or by what a tool's words are
+# about, not by one report's wording. Each case is written here, not taken from a corpus.
+@pytest.mark.parametrize(
+    ("text", "kind", "facts"),
+    [
+        (  # the driver's loader refuses the module: raised in load_binary, in any words
+            '  File "/v/site-packages/triton/backends/amd/driver.py", line 9, in load_binary\n'
+            "    return self.lib.load_binary(args)\nRuntimeError: the module has no code here",
+            "driver",
+            {},
+        ),
+        (  # the driver API's own error code
+            "RuntimeError: hipErrorNoBinaryForGpu",
+            "driver",
+            {},
+        ),
+        (  # the same code with no traceback at all
+            "load failed: ZE_RESULT_ERROR_INVALID_ARGUMENT while loading kernel",
+            "driver",
+            {},
+        ),
+        (  # the driver's JIT could not build the module: code generation, not a refusal
+            '  File "/v/site-packages/triton/backends/intel/driver.py", line 9, in load_binary\n'
+            "RuntimeError: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE",
+            "codegen",
+            {},
+        ),
+        (
+            "Triton is installed but 0 active driver(s) found (expected 1).",
+            "driver",
+            {},
+        ),
+        (  # pytest never ran a test: the suite's modules do not import
+            "ERROR test/test_ops.py\n!!!! Interrupted: 2 errors during collection !!!!",
+            "harness_error",
+            {},
+        ),
+        (  # two packages outside the compiler disagree on an extension's signature
+            '  File "/v/site-packages/mypkg/lowering.py", line 3, in lower\n'
+            "TypeError: pack(): incompatible function arguments. The following argument types"
+            " are supported:\n    1. (self: ext.Call, arg0: str) -> bytes",
+            "harness_error",
+            {},
+        ),
+        (  # the raise line is all the report kept; the resource is its last argument
+            '  File "/v/site-packages/triton/compiler/compiler.py", line 9, in _init_handles\n'
+            '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")',
+            "out_of_resources",
+            {"resource": "shared memory"},
+        ),
+        (  # the same raise with placeholder figures wraps a pass failure
+            '    raise OutOfResources(0, 0, f"uni_sram {e}")',
+            "pass_failure",
+            {},
+        ),
+        (  # a vendor compiler's words for an on-chip buffer it overflowed, with figures
+            "error: vmem overflow, requires 4096 bytes while 2048 bytes available",
+            "out_of_resources",
+            {"resource": "vmem", "required": "4096", "limit": "2048"},
+        ),
+        (
+            "##[error]The job 'Build' has timed out after 90 minutes.",
+            "timeout",
+            {"seconds": "5400"},
+        ),
+        (
+            "/tmp/tmpab12cd/launcher.c:2:10: fatal error: cuda.h: No such file or directory",
+            "toolchain",
+            {"tool": "the host's C headers (cuda.h)"},
+        ),
+        (
+            "FAILED tests/test_attn.py::test_decode[64] - AssertionError: max abs diff: 0.031",
+            "numeric_mismatch",
+            {"test": "tests/test_attn.py::test_decode[64]"},
+        ),
+        (
+            "ValueError: Cannot broadcast <['64', '32'], fp16> with <['32'], fp32>",
+            "frontend",
+            {},
+        ),
+        (
+            "OSError: cannot open /v/lib/python3.11/site-packages/triton/_C/libtriton.so",
+            "harness_error",
+            {},
+        ),
+    ],
+)
+def test_forms_by_layer_and_subject(text: str, kind: str, facts: dict[str, str]) -> None:
+    sig = signature_of("", text, None)
+    assert sig.kind == kind, sig
+    assert {name: sig.detail(name) for name in facts} == facts
+
+
+def test_a_binding_mismatch_inside_the_compiler_is_the_compilers() -> None:
+    # A vendor backend built against another Triton: the compiler package under test is
+    # broken, which must not be filed away as a harness error.
+    text = (
+        '  File "/v/site-packages/triton/backends/vendor/compiler.py", line 5, in load_dialects\n'
+        "TypeError: load_dialects(): incompatible function arguments. The following argument"
+        " types are supported:\n    1. (arg0: mlir::MLIRContext) -> None"
+    )
+    assert signature_of("", text, None).kind not in ("harness_error", "toolchain", "infrastructure")
+
+
+def test_one_frontend_crash_has_one_key_however_much_of_its_stack_a_report_shows() -> None:
+    dump = "Fatal Python error: Segmentation fault\n\nStack (most recent call first):\n"
+    site = "/env/lib/python3.11/site-packages/triton"
+    deep = (
+        f'  File "{site}/compiler/code_generator.py", line 223 in __init__\n'
+        f'  File "{site}/compiler/code_generator.py", line 1069 in call_JitFunction\n'
+    )
+    shallow = f'  File "{site}/compiler/code_generator.py", line 1234 in ast_to_ttir\n'
+    staged = shallow + f'  File "{site}/compiler/compiler.py", line 117 in make_ir\n'
+    keys = {signature_of("", dump + frames, None).key for frames in (deep, shallow, staged)}
+    assert keys == {"crash|SIGSEGV|frontend|?"}
+    backend = f'  File "{site}/backends/nvidia/compiler.py", line 5 in make_llir\n'
+    assert signature_of("", dump + backend, None).key == "crash|SIGSEGV|make_llir|?"

@@ -15,8 +15,9 @@ from ci.smoke.contract.taxonomy import KINDS
 
 # What each frozen split scores now (docs/triage.md): floors, per split.
 FLOORS = {
-    "frozen": {"logs": 35, "right": 35, "facts_kept": 11},
-    "frozen-2": {"logs": 24, "right": 24, "facts_kept": 5},
+    "frozen": {"logs": 35, "right": 35, "facts_kept": 11, "groups_split": 0, "collisions": 0},
+    "frozen-2": {"logs": 24, "right": 24, "facts_kept": 5, "groups_split": 0, "collisions": 0},
+    "frozen-3": {"logs": 48, "right": 41, "facts_kept": 15, "groups_split": 1, "collisions": 1},
 }
 
 
@@ -42,12 +43,12 @@ def test_frozen_split_does_not_get_worse(scores: dict[str, triage_score.Score], 
     assert frozen.logs >= floor["logs"]
     assert frozen.right >= floor["right"], frozen.wrong
     assert frozen.facts_kept >= floor["facts_kept"], frozen.lost
-    assert frozen.groups_one_key == frozen.groups, frozen.split
-    assert not frozen.collisions
+    assert frozen.groups - frozen.groups_one_key <= floor["groups_split"], frozen.split
+    assert len(frozen.collisions) <= floor["collisions"], frozen.collisions
 
 
 def test_every_frozen_split_is_scored() -> None:
-    assert [name for name, _ in triage_score.frozen_files()] == ["frozen", "frozen-2"]
+    assert [name for name, _ in triage_score.frozen_files()] == ["frozen", "frozen-2", "frozen-3"]
 
 
 def test_the_sets_share_no_log() -> None:

@@ -50,6 +50,9 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     ("import", re.compile(r"."), re.compile(r"^<module>$")),
 )
 
+# The layers that are the compiler under test.
+TRITON_LAYERS = tuple(sorted({layer for layer, _, _ in LAYERS} - {"import"}))
+
 # Process-level events a log shows outside any traceback: (layer, form).
 EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
     (
@@ -122,7 +125,8 @@ class Structure:
         return "; ".join(parts)
 
 
-def _layer_of(frame: Frame) -> str:
+def layer_of(frame: Frame) -> str:
+    """The layer of LAYERS a frame belongs to, "" for none."""
     path = frame.path.replace("\\", "/")
     for layer, path_form, function_form in LAYERS:
         if path_form.search(path) and (
@@ -168,7 +172,7 @@ def parse(text: str) -> Structure:
             message = raised[-1]["message"].strip().strip("\"')")
     layer = ""
     for frame in reversed(frames):
-        layer = _layer_of(frame)
+        layer = layer_of(frame)
         if layer and layer != "import":
             break
     stage = next((f.function for f in reversed(frames) if _STAGE_FRAME.match(f.function)), "")
@@ -195,6 +199,8 @@ class Row:
     context: Optional[Pattern[str]] = None
     # Where the exception was read from ("exception line", "raise line", "repr line"); "" any.
     source: str = ""
+    # Layers that rule the row out: the same words raised there mean something else.
+    not_in: Tuple[str, ...] = ()
     why: str = ""
 
     def matches(self, found: Structure, text: str) -> bool:
@@ -205,6 +211,8 @@ class Row:
         if self.stage is not None and not self.stage.match(found.stage):
             return False
         if self.source and self.source != found.exception_source:
+            return False
+        if found.layer in self.not_in:
             return False
         if self.context is not None and not self.context.search(text):
             return False
@@ -229,6 +237,12 @@ _DEVICE_REPORT = re.compile(
     r"|\baivec error\b|\bai ?core error\b|\bAicore kernel execute failed",
     re.I,
 )
+# The driver's own compiler failed to build the module from the IR it was given (a PTX or
+# SPIR-V JIT, a vendor's finalizer): code generation, whichever layer reports it.
+_DRIVER_BUILD = re.compile(
+    r"MODULE_BUILD_FAILURE|\bbuild module failed|Internal Compiler Error"
+    r"|CUDA_ERROR_INVALID_PTX|PTX JIT compil\w* failed"
+)
 # A timeout: the exception's type says so.
 _TIMEOUT_TYPE = re.compile(r"\w*Timeout\w*|TimeoutExpired")
 # A timeout in a tool's own words, on one line with what it waited on: a compile, an autotune
@@ -243,6 +257,11 @@ _COMPILE_TIMEOUT = re.compile(
 _PACKAGE_MISSING = re.compile(
     r"Cannot find a working \w+ installation|No module named '|\bTritonMissing\b"
 )
+# pytest could not even collect the tests: the suite's own modules do not import.
+_COLLECTION = re.compile(r"\d+ errors? during collection|^ERROR collecting ", re.M)
+# A compiled extension rejects its caller's arguments (pybind11's words): the two sides
+# were built for different versions.
+_BINDING_MISMATCH = re.compile(r"incompatible function arguments\. The following argument types")
 # The banner of a frontend error, or the caret under the kernel's source line it points at.
 _COMPILATION_BANNER = re.compile(
     r"CompilationError|\bcompilation (?:error|failed)\b|^\s*\^+\s*$", re.I | re.M
@@ -262,6 +281,21 @@ TABLE: Tuple[Row, ...] = (
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
     ),
     Row("harness_error", words=_PACKAGE_MISSING, why="a package of the environment is missing"),
+    Row(
+        "harness_error",
+        words=_COLLECTION,
+        scope="log",
+        why="pytest could not collect the tests (the test modules do not import)",
+    ),
+    Row(
+        "harness_error",
+        words=_BINDING_MISMATCH,
+        scope="any",
+        # Inside the compiler's own layers the mismatch is the compiler package's (a vendor
+        # backend built against another Triton): the compiler under test is broken.
+        not_in=TRITON_LAYERS,
+        why="a compiled extension and its caller outside the compiler are of different versions",
+    ),
     Row("toolchain", layer="host_build", why="building the launcher needs the host C compiler"),
     Row(
         "toolchain",
@@ -294,6 +328,13 @@ TABLE: Tuple[Row, ...] = (
         why="a Python error raised in the JIT'ed function, printed under a compilation banner",
     ),
     Row("codegen", layer="backend", stage=BINARY_STAGE, why="raised in a backend's binary stage"),
+    Row(
+        "codegen",
+        words=_DRIVER_BUILD,
+        scope="any",
+        why="the driver's own compiler could not build the module (PTX or SPIR-V JIT)",
+    ),
+    Row("driver", layer="loader", why="the driver's loader refused the compiled kernel"),
     Row(
         "codegen",
         words=re.compile(r"Internal Triton \w+ codegen error"),

@@ -128,6 +128,11 @@ _MISSING_TOOL = (
         "a host C compiler that builds the launcher ({tool})",
     ),
     (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
+    # A header of the host's SDK that the launcher's C source includes (Python.h, cuda.h).
+    (
+        re.compile(r"fatal error: (?P<tool>[\w/.+-]+\.h): No such file or directory"),
+        "the host's C headers ({tool})",
+    ),
     (
         re.compile(
             r"No such file or directory: '(?P<tool>[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*)'"
@@ -160,6 +165,18 @@ _PTXAS_SHARED = re.compile(
     r"(?P<limit>0x[0-9a-f]+|\d+) max\)"
 )
 _PASS_IN_WRAPPER = re.compile(r"PassManager::run failed|'[a-z_]+\.[\w.]+' op\b|\berror:")
+# The raise itself, where the report lost its message: ``raise OutOfResources(required,
+# limit, "name")``; literal zeros for both figures are a wrapped pass failure's placeholders.
+_RAISED = re.compile(
+    r"raise (?:\w+\.)*OutOfResources\((?P<required>[^,\n]+),\s*(?P<limit>[^,\n]+),\s*"
+    r"f?[\"'](?P<resource>[^\"'\n]*)"
+)
+# A vendor compiler's own words for a buffer it overflowed, with the figures ("ub overflow,
+# requires 1835776 bits while 1572864 bits available").
+_OVERFLOW = re.compile(
+    r"\b(?P<resource>[A-Za-z_]\w*) overflow\W+requires? (?P<required>\d+) ?(?P<unit>[a-zA-Z]*)"
+    r"\s+(?:while|but only|but) (?P<limit>\d+)"
+)
 
 
 @dataclass(frozen=True)
@@ -194,6 +211,19 @@ def resource_failure(text: str) -> ResourceFailure | None:
     if ptxas is not None:
         required, limit = str(int(ptxas["required"], 0)), str(int(ptxas["limit"], 0))
         return ResourceFailure("shared memory", required, limit, False, ptxas.group(0))
+    overflow = _OVERFLOW.search(text)
+    if overflow is not None:
+        return ResourceFailure(
+            overflow["resource"], overflow["required"], overflow["limit"], False, overflow.group(0)
+        )
+    raised = _RAISED.search(text)
+    if raised is not None:
+        words = raised["resource"].split()
+        placeholders = raised["required"].strip() == raised["limit"].strip() == "0"
+        wrapped = placeholders or bool(_PASS_IN_WRAPPER.search(raised["resource"]))
+        return ResourceFailure(
+            " ".join(words[:2]) if words else "?", "", "", wrapped, raised.group(0)
+        )
     return None
 
 
@@ -205,9 +235,11 @@ def resource_failure(text: str) -> ResourceFailure | None:
 
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (BACKEND_RESOLUTION, re.compile(r"\d+ compatible backends for target")),
-    (DRIVER, re.compile(r"\d+ active drivers \(")),
-    # The device driver refused the compiled kernel.
+    (DRIVER, re.compile(r"\d+ active driver(?:s|\(s\)) ?(?:\(|found)")),
+    # The device driver refused the compiled kernel: Triton's wording, or the driver API's
+    # own error code (Level Zero, CUDA driver, HIP).
     (DRIVER, re.compile(r"Triton Error \[(?:CUDA|HIP|ZE|MUSA|XPU|MACA)\]")),
+    (DRIVER, re.compile(r"\bZE_RESULT_ERROR_\w+|\bCUDA_ERROR_[A-Z_]+|\bhipError[A-Z]\w+")),
 )
 
 INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -246,6 +278,9 @@ FRONTEND_FORMS = (
     re.compile(r"TypeError: cannot convert .{0,400}? to tensor"),
     # The JIT reads the kernel's source; a generated kernel may have none.
     re.compile(r"OSError: could not get source code"),
+    # A message about Triton's own block types ("<['256'], bf16>"): the frontend's type
+    # checking, whatever the exception it raised.
+    re.compile(r"<\[(?:'?\d+'?,\s*)*'?\d+'?\],\s*(?:fp|bf|i|u)\d+>"),
 )
 
 PASS_FAILURE_FORMS = (
@@ -267,7 +302,11 @@ PASS_FAILURE_FORMS = (
 
 TIMEOUT_FORMS = (
     re.compile(r"Timeout \(>\s*(?P<seconds>[\d.]+)s\) from pytest-timeout"),
-    re.compile(r"timed out after (?P<seconds>[\d.]+) ?s(?:econds)?\b", re.IGNORECASE),
+    re.compile(
+        r"timed out after (?P<amount>[\d.]+) ?"
+        r"(?P<unit>s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b",
+        re.IGNORECASE,
+    ),
     re.compile(r"TimeoutExpired"),
     # The smoke suite's compile worker.
     re.compile(r"did not finish within (?P<seconds>[\d.]+) s and was killed"),
@@ -295,6 +334,19 @@ NUMERIC_FORMS = (
         re.IGNORECASE,
     ),
     re.compile(r"\bmismatch\s*=\s*\d+\s*/\s*\d+"),
+    # A test's own words for how far the values are: "Max diff: 0.29", "max_abs_diff=3e-2".
+    re.compile(
+        r"\b(?:max|maximum|mean)[ _](?:abs(?:olute)?[ _])?(?:diff|difference|err|error)\b"
+        r"\s*[:=]?\s*[-+]?(?:\d|nan|inf)",
+        re.IGNORECASE,
+    ),
+)
+
+# A file the installed package ships is missing or unreadable (its libdevice, its .so): a
+# broken install. A missing tool is looked for first (the ptxas a wheel bundles).
+_PACKAGE_FILE = re.compile(
+    r"(?:Failed to load|No such file or directory|cannot open|not found)[^\n]*?"
+    r"[/\\](?:site|dist)-packages[/\\]"
 )
 
 # An exception raised inside Triton's compile path, in none of the forms above.
@@ -317,6 +369,8 @@ def kind_of(text: str) -> str:
             return kind
     if missing_tool(text):
         return TOOLCHAIN
+    if _PACKAGE_FILE.search(text):
+        return HARNESS_ERROR
     if any(form.search(text) for _, form in INFRASTRUCTURE_FORMS):
         return INFRASTRUCTURE
     resource = resource_failure(text)

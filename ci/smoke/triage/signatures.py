@@ -739,6 +739,19 @@ def _timeout_site(found: structure.Structure) -> str:
     return ""
 
 
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
+
+
+def _seconds(groups: Mapping[str, str | None]) -> str:
+    """A timeout's figure in seconds, from ``seconds`` or from ``amount`` and ``unit``."""
+    if groups.get("seconds"):
+        return str(groups["seconds"])
+    amount, unit = groups.get("amount"), (groups.get("unit") or "s")[0].lower()
+    if not amount:
+        return ""
+    return f"{float(amount) * _UNIT_SECONDS.get(unit, 1):g}"
+
+
 def _timeout(kind: str, evidence: Evidence) -> Signature:
     text = evidence.text
     match = next((m for p in taxonomy.TIMEOUT_FORMS if (m := p.search(text))), None)
@@ -763,7 +776,7 @@ def _timeout(kind: str, evidence: Evidence) -> Signature:
     if collective:
         phase = "collective"
     stage, kernel = stage_of(evidence), kernel_of(evidence)
-    seconds = (match.groupdict().get("seconds") or "") if match else ""
+    seconds = _seconds(match.groupdict()) if match else ""
     return Signature(
         kind=kind,
         key=make_key(kind, phase, what, stage, kernel),
@@ -784,7 +797,8 @@ _FATAL = {
 }
 _TOOL_FAILED = re.compile(r"`?(?P<tool>llc|ptxas|ld\.lld|clang|opt)`? failed with error code -\d+")
 _TRITON_FRAME = re.compile(
-    r"File \"[^\"]*[\\/]triton[\\/][^\"]*?(?P<file>[\w]+\.py)\", line \d+ in (?P<function>\w+)"
+    r"File \"[^\"]*[\\/]triton[\\/](?P<path>[^\"]*?(?P<file>[\w]+\.py))\", line \d+ in"
+    r" (?P<function>\w+)"
 )
 
 
@@ -819,16 +833,23 @@ def _crash(kind: str, evidence: Evidence) -> Signature:
     arguments = _PROGRAM_ARGUMENTS.search(text)
     frame = _TRITON_FRAME.search(text)
     stage, kernel = stage_of(evidence), kernel_of(evidence)
+    # The layer of Triton the first Triton frame belongs to: reports of one crash show more
+    # or fewer of its frames (a faulthandler dump, a cut traceback), not another layer.
+    layer = (
+        structure.layer_of(structure.Frame(f"triton/{frame['path']}", frame["function"]))
+        if frame
+        else ""
+    )
     if tool:
         where = tool["tool"]
     elif arguments and _pass_from_arguments(arguments["args"]):
         where = f"pass {_pass_from_arguments(arguments['args'])}"
+    elif stage == "make_ir" or (layer == "frontend" and not stage):
+        where = "frontend"
     elif stage:
         where = stage
-    elif frame:
-        where = f"{frame['file']} {frame['function']}"
     else:
-        where = ""
+        where = layer or (f"{frame['file']} {frame['function']}" if frame else "")
     return Signature(
         kind=kind,
         key=_with_fallback(kind, [name, where, kernel], evidence),
@@ -836,6 +857,7 @@ def _crash(kind: str, evidence: Evidence) -> Signature:
         details=_details(
             signal=name,
             where=where,
+            frame=f"{frame['file']} {frame['function']}" if frame else "",
             stage=stage,
             kernel=kernel,
             **({"pass": where[5:]} if where.startswith("pass ") else {}),
