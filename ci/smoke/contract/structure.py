@@ -27,13 +27,15 @@ from typing import Optional, Pattern, Tuple
 # f", no comma) are where threads stood when a signal came, not where anything was raised.
 _FRAME = re.compile(r"^\s*File \"(?P<path>[^\"]+)\", line \d+, in (?P<function>[\w<>.]+)", re.M)
 
+# Triton's frontend: the code generator and the language.
+FRONTEND_LAYER = "frontend"
 # (layer, path pattern, function pattern): the first layer whose pattern matches a frame.
 # Paths are matched with "/" separators.
 LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     ("host_build", re.compile(r"triton/runtime/build\.py$"), None),
-    ("frontend", re.compile(r"triton/(?:language/|compiler/code_generator\.py$)"), None),
+    (FRONTEND_LAYER, re.compile(r"triton/(?:language/|compiler/code_generator\.py$)"), None),
     (
-        "frontend",
+        FRONTEND_LAYER,
         re.compile(r"triton/compiler/compiler\.py$"),
         re.compile(r"^(?:make_ir|ast_to_ttir)$"),
     ),

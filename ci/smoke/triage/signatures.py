@@ -844,8 +844,8 @@ def _crash(kind: str, evidence: Evidence) -> Signature:
         where = tool["tool"]
     elif arguments and _pass_from_arguments(arguments["args"]):
         where = f"pass {_pass_from_arguments(arguments['args'])}"
-    elif stage == "make_ir" or (layer == "frontend" and not stage):
-        where = "frontend"
+    elif stage == "make_ir" or (layer == structure.FRONTEND_LAYER and not stage):
+        where = structure.FRONTEND_LAYER
     elif stage:
         where = stage
     else:
