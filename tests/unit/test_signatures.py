@@ -520,3 +520,73 @@ def test_one_frontend_crash_has_one_key_however_much_of_its_stack_a_report_shows
     assert keys == {"crash|SIGSEGV|frontend|?"}
     backend = f'  File "{site}/backends/nvidia/compiler.py", line 5 in make_llir\n'
     assert signature_of("", dump + backend, None).key == "crash|SIGSEGV|make_llir|?"
+
+
+# Round 4: other tools' words for the same things (host compilers, ptxas's own line, the
+# node killing a process, Triton 2's driver errors and launchers).
+@pytest.mark.parametrize(
+    ("text", "kind", "facts"),
+    [
+        (
+            "C:/Temp/tmpab12cd/cuda_utils.c:14: error: include file 'Python.h' not found",
+            "toolchain",
+            {"tool": "the host's C headers (Python.h)"},
+        ),
+        (  # MSVC's words are localised; its error code is not
+            "C:\\Temp\\tmpq\\main.c(12): fatal error C1083: \u65e0\u6cd5\u6253\u5f00:"
+            " \u201cPython.h\u201d: No such file or directory",
+            "toolchain",
+            {"tool": "the host's C headers (Python.h)"},
+        ),
+        (
+            "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+            "toolchain",
+            {"tool": "the host's libraries (cuda)"},
+        ),
+        (
+            "LINK : fatal error LNK1181: cannot open input file 'cuda.lib'",
+            "toolchain",
+            {"tool": "the host's libraries (cuda.lib)"},
+        ),
+        ("Process completed with exit code 137.", "infrastructure", {"component": "node"}),
+        (
+            "ERROR: No matching distribution found for triton==9.9.9",
+            "infrastructure",
+            {"component": "package index"},
+        ),
+        (
+            "(raylet) A worker died or was killed while executing a task by an unexpected"
+            " system error.",
+            "infrastructure",
+            {"component": "worker"},
+        ),
+        (
+            "ptxas /tmp/tmpx1.ptx, line 601; error   : Modifier '.a' cannot be combined"
+            " with modifier '.b'",
+            "codegen",
+            {"tool": "ptxas", "message": "Modifier '.a' cannot be combined with modifier '.b'"},
+        ),
+        (
+            "exception=RuntimeError('CUDA: Error- invalid source')>\n"
+            'Traceback (most recent call last):\n  File "<string>", line 21, in _my_kernel',
+            "driver",
+            {"api": "CUDA", "message": "invalid source", "kernel": "_my_kernel"},
+        ),
+        (  # the caller names an API this Triton lacks
+            '  File "/v/site-packages/mylib/norm.py", line 68, in layer_norm\n'
+            "AttributeError: module 'triton' has no attribute 'code_gen'",
+            "harness_error",
+            {},
+        ),
+        (  # the kernel names it: the frontend rejects the kernel
+            '  File "/v/site-packages/triton/compiler/code_generator.py", line 9, in visit\n'
+            "AttributeError: module 'triton.language' has no attribute 'make_tensor_descriptor'",
+            "frontend",
+            {},
+        ),
+    ],
+)
+def test_other_tools_words(text: str, kind: str, facts: dict[str, str]) -> None:
+    sig = signature_of("", text, None)
+    assert sig.kind == kind, sig
+    assert {name: sig.detail(name) for name in facts} == facts

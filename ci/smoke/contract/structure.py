@@ -68,6 +68,7 @@ EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
         re.compile(
             r"(?:Actor|RayActor)(?:Died)?Error: The actor died unexpectedly"
             r"|The actor is dead because its worker process has died"
+            r"|A worker died or was killed while executing a task"
         ),
     ),
     ("build", re.compile(r"fatal error: Killed signal terminated program (?P<program>cc1\w*|\S+)")),
@@ -264,6 +265,9 @@ _COLLECTION = re.compile(r"\d+ errors? during collection|^ERROR collecting ", re
 # A compiled extension rejects its caller's arguments (pybind11's words): the two sides
 # were built for different versions.
 _BINDING_MISMATCH = re.compile(r"incompatible function arguments\. The following argument types")
+# The caller names an API the installed package lacks ("module 'triton' has no attribute
+# 'code_gen'"): outside the compiler, the two are of different versions.
+_API_MISSING = re.compile(r"module '[\w.]+' has no attribute '\w+'")
 # The banner of a frontend error, or the caret under the kernel's source line it points at.
 _COMPILATION_BANNER = re.compile(
     r"CompilationError|\bcompilation (?:error|failed)\b|^\s*\^+\s*$", re.I | re.M
@@ -288,6 +292,14 @@ TABLE: Tuple[Row, ...] = (
         words=_COLLECTION,
         scope="log",
         why="pytest could not collect the tests (the test modules do not import)",
+    ),
+    Row(
+        "harness_error",
+        exception=re.compile(r"AttributeError"),
+        words=_API_MISSING,
+        # Inside Triton's frontend it is the kernel using an API this release lacks.
+        not_in=TRITON_LAYERS,
+        why="the caller uses an API the installed package lacks (versions disagree)",
     ),
     Row(
         "harness_error",

@@ -128,10 +128,22 @@ _MISSING_TOOL = (
         "a host C compiler that builds the launcher ({tool})",
     ),
     (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
-    # A header of the host's SDK that the launcher's C source includes (Python.h, cuda.h).
+    # A header of the host's SDK that the launcher's C source includes (Python.h, cuda.h):
+    # GCC's, Clang's and TinyCC's words, MSVC's error code (its words are localised).
     (
-        re.compile(r"fatal error: (?P<tool>[\w/.+-]+\.h): No such file or directory"),
+        re.compile(
+            r"(?:fatal error: |error: include file |fatal error C1083:[^\n]*?)"
+            r"['\"\u201c]?(?P<tool>[\w/.+-]+\.h)['\"\u201d]?(?::| file not found| not found)"
+        ),
         "the host's C headers ({tool})",
+    ),
+    # A library the launcher links against (libcuda): GNU ld's words, MSVC's error code.
+    (
+        re.compile(
+            r"cannot find -l(?P<tool>\w+)"
+            r"|LNK1181:[^\n]*?['\"\u201c](?P<file>[^'\"\u201d\n]+)['\"\u201d]"
+        ),
+        "the host's libraries ({tool}{file})",
     ),
     (
         re.compile(
@@ -147,7 +159,7 @@ def missing_tool(text: str) -> str:
     for pattern, name in _MISSING_TOOL:
         match = pattern.search(text)
         if match:
-            return name.format(**match.groupdict())
+            return name.format(**{k: v or "" for k, v in match.groupdict().items()})
     return ""
 
 
@@ -239,6 +251,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # The device driver refused the compiled kernel: Triton's wording, or the driver API's
     # own error code (Level Zero, CUDA driver, HIP).
     (DRIVER, re.compile(r"Triton Error \[(?:CUDA|HIP|ZE|MUSA|XPU|MACA)\]")),
+    (DRIVER, re.compile(r"\b(?:CUDA|HIP): Error- ")),  # Triton 2.x
     (DRIVER, re.compile(r"\bZE_RESULT_ERROR_\w+|\bCUDA_ERROR_[A-Z_]+|\bhipError[A-Z]\w+")),
 )
 
@@ -254,6 +267,11 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("node", re.compile(r"(?P<node>\S+?)\s*\|\s*(?P<reason>UNREACHABLE)!")),
     ("node", re.compile(r"\[(?P<node>[^\]]+)\]: (?P<reason>UNREACHABLE)!")),
     ("node", re.compile(r"(?P<reason>No space left on device)")),
+    # The node killed a process from outside (128 + SIGKILL: the memory killer, a runner).
+    ("node", re.compile(r"(?P<reason>(?:exit|exited with|return) (?:code|status) 137)\b")),
+    ("node", re.compile(r"(?P<reason>Out of memory: Killed process|oom-kill)")),
+    # The package index an image is built from lacks a pinned package.
+    ("package index", re.compile(r"(?P<reason>No matching distribution found for \S+)")),
     ("node", re.compile(r"node '?(?P<node>[\w.-]+)'? (?:is )?(?P<reason>unreachable)")),
 )
 
@@ -261,6 +279,8 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # (tool, form); group "message" is the identity of the failure.
     ("llvm", re.compile(r"LLVM ERROR: (?P<message>Cannot select:[^\n]*)")),
     ("llc", re.compile(r"error: (?P<message>ran out of registers during register allocation)")),
+    # ptxas's diagnostic on a line of the PTX: the failure itself, whatever wraps it.
+    ("ptxas", re.compile(r"ptxas [^\n,;]*, line \d+; error\s*: (?P<message>[^\n]+)")),
     ("ptxas", re.compile(r"ptxas (?:fatal|error)\s*: (?P<message>[^\n]+)")),
     ("ptxas", re.compile(r"(?P<message>`?ptxas`? failed with error code (?!-)\d+)")),
     ("ptxas", re.compile(r"PTXASError: (?P<message>[^\n]+)")),

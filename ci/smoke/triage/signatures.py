@@ -243,7 +243,9 @@ _KERNEL_FORMS = (
     re.compile(r"kernelName: (?P<name>\w+)"),
     re.compile(r"^Name=(?P<name>\w+)", re.MULTILINE),
     re.compile(r"CompilationError: at \d+:\d+:\s*\n\s*def (?P<name>\w+)\("),
-    re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\[[^\]\n]*\]\(", re.MULTILINE),
+    re.compile(r"^\s*(?:[\w.]+\s*=\s*)?(?P<name>[A-Za-z_]\w*)\[[^\]\n]*\]\(", re.MULTILINE),
+    # Triton 2's launcher: generated code ("<string>") in a function named after the kernel.
+    re.compile(r"File \"<string>\", line \d+, in (?P<name>(?!launcher\b|<)[A-Za-z_]\w*)"),
 )
 
 
@@ -623,7 +625,10 @@ _BACKENDS = re.compile(
     r"\((?P<actives>\[[^\]]*\])\)"
 )
 _DRIVERS = re.compile(r"(?P<count>\d+) active drivers \((?P<actives>\[[^\]]*\])\)")
-_DEVICE_ERROR = re.compile(r"Triton Error \[(?P<api>\w+)\]:\s*(?P<message>[^\n]*)")
+_DEVICE_ERROR = re.compile(
+    r"Triton Error \[(?P<api>\w+)\]:\s*(?P<message>[^\n']*)"
+    r"|\b(?P<api2>CUDA|HIP): Error- (?P<message2>[^\n']*)"
+)
 
 
 def _backend_resolution(kind: str, evidence: Evidence) -> Signature:
@@ -658,13 +663,15 @@ def _driver(kind: str, evidence: Evidence) -> Signature:
     if device is None:
         return _headline_signature(kind, evidence)
     kernel = kernel_of(evidence)
+    api = device["api"] or device["api2"]
+    said = device["message"] if device["api"] else device["message2"]
     # The driver's error code is its identity, not an address.
-    message = re.sub(r"^0x(?=[0-9a-fA-F]+\b)", "code ", device["message"])
+    message = re.sub(r"^0x(?=[0-9a-fA-F]+\b)", "code ", said)
     return Signature(
         kind=kind,
-        key=_with_fallback(kind, [device["api"], message], evidence),
-        summary=f"the {device['api']} driver refused the kernel: {normalise(device['message'])}",
-        details=_details(api=device["api"], message=normalise(device["message"]), kernel=kernel),
+        key=_with_fallback(kind, [api, message], evidence),
+        summary=f"the {api} driver refused the kernel: {normalise(said)}",
+        details=_details(api=api, message=normalise(said), kernel=kernel),
     )
 
 
