@@ -590,3 +590,42 @@ def test_other_tools_words(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None)
     assert sig.kind == kind, sig
     assert {name: sig.detail(name) for name in facts} == facts
+
+
+# Round 5: MSVC's assertion, the JIT's own reading of a kernel, the CUDA runtime's words for a
+# binary that does not fit, a test's own assertion, Inductor's kernel in a resource error.
+@pytest.mark.parametrize(
+    ("text", "kind", "facts"),
+    [
+        (
+            'Assertion failed: x && "unsupported", file C:\\src\\lib\\Dialect\\TritonGPU'
+            "\\Transforms\\Fuse.cpp, line 12",
+            "pass_failure",
+            {"abort": 'assertion x && "unsupported"'},
+        ),
+        (
+            '  File "/v/site-packages/triton/runtime/jit.py", line 682, in __init__\n'
+            "    self.src = self.src[m.start():]\n"
+            "AttributeError: 'NoneType' object has no attribute 'start'",
+            "frontend",
+            {},
+        ),
+        ("CUDA error: no kernel image is available for execution on the device", "driver", {}),
+        (
+            ">       assert (out - ref).abs().max().item() <= 1e-3\n"
+            "E       AssertionError: assert 0.5 <= 0.001",
+            "numeric_mismatch",
+            {},
+        ),
+        (
+            "OutOfMemoryError: out of resource: triton_tem_fused_mm_0\n"
+            "Required: 139776  Hardware limit: 101376",
+            "out_of_resources",
+            {"kernel": "triton_tem_fused_mm_0", "required": "139776", "limit": "101376"},
+        ),
+    ],
+)
+def test_round_five_forms(text: str, kind: str, facts: dict[str, str]) -> None:
+    sig = signature_of("", text, None)
+    assert sig.kind == kind, sig
+    assert {name: sig.detail(name) for name in facts} == facts

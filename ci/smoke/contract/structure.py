@@ -42,7 +42,9 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     ("backend", re.compile(r"triton/backends/\w+/(?:\w+/)*compiler\w*\.py$"), None),
     ("loader", re.compile(r"triton/backends/\w+/driver\.py$|triton/runtime/driver\.py$"), None),
     ("launcher", re.compile(r"^<string>$"), re.compile(r"^launcher$")),
-    ("launcher", re.compile(r"triton/runtime/jit\.py$"), re.compile(r"^run$")),
+    ("launcher", re.compile(r"triton/runtime/jit\.py$"), re.compile(r"^(?:run|<lambda>)$")),
+    # The rest of the JIT reads the kernel's source and binds its arguments.
+    (FRONTEND_LAYER, re.compile(r"triton/runtime/jit\.py$"), None),
     (
         "launcher",
         re.compile(r"triton/compiler/compiler\.py$"),

@@ -252,6 +252,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # own error code (Level Zero, CUDA driver, HIP).
     (DRIVER, re.compile(r"Triton Error \[(?:CUDA|HIP|ZE|MUSA|XPU|MACA)\]")),
     (DRIVER, re.compile(r"\b(?:CUDA|HIP): Error- ")),  # Triton 2.x
+    (DRIVER, re.compile(r"no kernel image is available for execution on the device")),
     (DRIVER, re.compile(r"\bZE_RESULT_ERROR_\w+|\bCUDA_ERROR_[A-Z_]+|\bhipError[A-Z]\w+")),
 )
 
@@ -313,6 +314,7 @@ PASS_FAILURE_FORMS = (
     re.compile(r"'[a-z_]+\.[\w.]+' op\b"),
     re.compile(r"failed to legalize"),
     re.compile(r"Assertion `.+?' failed"),
+    re.compile(r"Assertion failed: .+?, file \S+, line \d+"),  # MSVC's C runtime
     re.compile(r"UNREACHABLE executed at"),
     re.compile(r"LLVM ERROR: "),
     # MLIR's translation of the LLVM dialect to LLVM IR (make_llir) failed on an op.
@@ -354,6 +356,8 @@ NUMERIC_FORMS = (
         re.IGNORECASE,
     ),
     re.compile(r"\bmismatch\s*=\s*\d+\s*/\s*\d+"),
+    # The test's assertion itself, as pytest shows it: over a difference or a closeness check.
+    re.compile(r"^\s*>?\s*assert\b[^\n]*(?:allclose|isclose|assert_close|\.abs\(\)|\babs\()", re.M),
     # A test's own words for how far the values are: "Max diff: 0.29", "max_abs_diff=3e-2".
     re.compile(
         r"\b(?:max|maximum|mean)[ _](?:abs(?:olute)?[ _])?(?:diff|difference|err|error)\b"

@@ -241,6 +241,8 @@ _KERNEL_FORMS = (
     re.compile(r"operation:\s*@(?P<name>\w+)"),
     re.compile(r"In function: (?P<name>\w+)"),
     re.compile(r"kernelName: (?P<name>\w+)"),
+    # Inductor's resource error names the kernel: "out of resource: triton_tem_fused_x_0".
+    re.compile(r"out of resource: (?P<name>triton_\w+)"),
     re.compile(r"^Name=(?P<name>\w+)", re.MULTILINE),
     re.compile(r"CompilationError: at \d+:\d+:\s*\n\s*def (?P<name>\w+)\("),
     re.compile(r"^\s*(?:[\w.]+\s*=\s*)?(?P<name>[A-Za-z_]\w*)\[[^\]\n]*\]\(", re.MULTILINE),
@@ -329,7 +331,12 @@ _CALLED_FROM = re.compile(
 )
 _OP_IN_MESSAGE = re.compile(r"'(?P<op>[a-z_]+\.[\w.]+)' op\b|operation '(?P<op2>[a-z_]+\.[\w.]+)'")
 _CURRENT_OP = re.compile(r"see current operation:[^\n]*?\"?(?P<op>\b[a-z_]+\.[a-z_][\w.]*)\"?\(")
-_ASSERTION = re.compile(r"Assertion `(?P<condition>.+?)' failed")
+# glibc's assertion ("file.cpp:36: f(): Assertion `cond' failed.") and MSVC's
+# ("Assertion failed: cond, file C:\\x\\file.cpp, line 40").
+_ASSERTION = re.compile(
+    r"Assertion `(?P<condition>.+?)' failed"
+    r"|Assertion failed: (?P<msvc>.+?), file (?P<msvc_site>\S+\.(?:cpp|h|hpp|cc)), line \d+"
+)
 _ASSERTION_SITE = re.compile(
     r"(?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):(?P<line>\d+):[^\n]*Assertion `"
 )
@@ -388,6 +395,8 @@ def _first_diagnostic(text: str) -> tuple[str, str]:
 def _abort(text: str) -> tuple[str, str]:
     """The C++ abort (assertion, unreachable, LLVM fatal error) and its source file."""
     assertion = _ASSERTION.search(text)
+    if assertion and assertion["msvc"]:
+        return f"assertion {assertion['msvc']}", assertion["msvc_site"]
     if assertion:
         asserted_at = _ASSERTION_SITE.search(text)
         return f"assertion {assertion['condition']}", asserted_at["site"] if asserted_at else ""
