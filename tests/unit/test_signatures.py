@@ -629,3 +629,53 @@ def test_round_five_forms(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None)
     assert sig.kind == kind, sig
     assert {name: sig.detail(name) for name in facts} == facts
+
+
+# Round 6: IPython's frames and Triton 2's backends, any exception out of a backend's IR
+# stage, pytest's conftest, the SYCL runtime's codes, the host compiler rejecting the
+# launcher source, a tolerance a test asserts, which API a caller lacks.
+@pytest.mark.parametrize(
+    ("text", "kind", "facts"),
+    [
+        (
+            "/v/site-packages/triton/compiler/backends/cuda.py in make_llir(src, metadata)\n"
+            "--> 173 ret = translate_triton_gpu_to_llvmir(src, capability)\n"
+            "KeyError: 'some key'",
+            "pass_failure",
+            {},
+        ),
+        (
+            '  File "/v/site-packages/triton/backends/amd/compiler.py", line 9, in make_ttgir\n'
+            "    pm.run(mod)\nRuntimeError: vector::_M_range_check",
+            "pass_failure",
+            {},
+        ),
+        ("ImportError while loading conftest '/w/tests/conftest.py'.", "harness_error", {}),
+        (
+            "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES)",
+            "driver",
+            {},
+        ),
+        (
+            "/tmp/tmpq1/main.c:354:3: error: 'for' loop initial declarations are only allowed"
+            " in C99 mode",
+            "toolchain",
+            {"tool": "a host C compiler that builds the launcher"},
+        ),
+        (
+            "FAILED test_x.py::test_out[4] - AssertionError: assert 0.0078125 <= ((2 * 0.0) + 3e-05)",
+            "numeric_mismatch",
+            {"test": "test_x.py::test_out[4]"},
+        ),
+        (
+            "ERROR [config.py:32] Failed to import kernels. Error: module 'triton.language' has no"
+            " attribute 'constexpr_function'",
+            "harness_error",
+            {"package": "triton.language", "form": "no attribute constexpr_function"},
+        ),
+    ],
+)
+def test_round_six_forms(text: str, kind: str, facts: dict[str, str]) -> None:
+    sig = signature_of("", text, None)
+    assert sig.kind == kind, sig
+    assert {name: sig.detail(name) for name in facts} == facts

@@ -25,7 +25,14 @@ from typing import Optional, Pattern, Tuple
 
 # A traceback frame ("File "x.py", line 3, in f"). A faulthandler dump's frames ("line 3 in
 # f", no comma) are where threads stood when a signal came, not where anything was raised.
-_FRAME = re.compile(r"^\s*File \"(?P<path>[^\"]+)\", line \d+, in (?P<function>[\w<>.]+)", re.M)
+_FRAME = re.compile(
+    r"^\s*File \"(?P<path>[^\"]+)\", line \d+, in (?P<function>[\w<>.]+)"
+    # IPython's and Colab's forms: "[/x/cuda.py](link) in make_llir(src, ...)", "File /x.py:9,
+    # in f(".
+    r"|^\s*(?:File )?\[?(?P<ipath>/[^\s\]]+?\.py)(?:\]\([^)]*\))?(?::\d+)?,? in"
+    r" (?P<ifunction>\w+)\(",
+    re.M,
+)
 
 # Triton's frontend: the code generator and the language.
 FRONTEND_LAYER = "frontend"
@@ -39,7 +46,13 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
         re.compile(r"triton/compiler/compiler\.py$"),
         re.compile(r"^(?:make_ir|ast_to_ttir)$"),
     ),
-    ("backend", re.compile(r"triton/backends/\w+/(?:\w+/)*compiler\w*\.py$"), None),
+    (
+        "backend",
+        re.compile(
+            r"triton/backends/\w+/(?:\w+/)*compiler\w*\.py$|triton/compiler/backends/\w+\.py$"
+        ),
+        None,
+    ),
     ("loader", re.compile(r"triton/backends/\w+/driver\.py$|triton/runtime/driver\.py$"), None),
     ("launcher", re.compile(r"^<string>$"), re.compile(r"^launcher$")),
     ("launcher", re.compile(r"triton/runtime/jit\.py$"), re.compile(r"^(?:run|<lambda>)$")),
@@ -157,7 +170,10 @@ def _continuation(text: str, end: int, limit: int = 4) -> list[str]:
 
 def parse(text: str) -> Structure:
     """The structure of a (cleaned) log."""
-    frames = tuple(Frame(m["path"], m["function"]) for m in _FRAME.finditer(text))
+    frames = tuple(
+        Frame(m["path"] or m["ipath"], m["function"] or m["ifunction"])
+        for m in _FRAME.finditer(text)
+    )
     exceptions = [
         (m, "exception line") for m in _EXCEPTION.finditer(text) if m["message"] is not None
     ]
@@ -206,6 +222,8 @@ class Row:
     source: str = ""
     # Layers that rule the row out: the same words raised there mean something else.
     not_in: Tuple[str, ...] = ()
+    # A form in the log that rules the row out (a compilation banner around the words).
+    unless: Optional[Pattern[str]] = None
     why: str = ""
 
     def matches(self, found: Structure, text: str) -> bool:
@@ -218,6 +236,8 @@ class Row:
         if self.source and self.source != found.exception_source:
             return False
         if found.layer in self.not_in:
+            return False
+        if self.unless is not None and self.unless.search(text):
             return False
         if self.context is not None and not self.context.search(text):
             return False
@@ -263,7 +283,11 @@ _PACKAGE_MISSING = re.compile(
     r"Cannot find a working \w+ installation|No module named '|\bTritonMissing\b"
 )
 # pytest could not even collect the tests: the suite's own modules do not import.
-_COLLECTION = re.compile(r"\d+ errors? during collection|^ERROR collecting ", re.M)
+_COLLECTION = re.compile(
+    r"\d+ errors? during collection|^ERROR collecting |ImportError while (?:loading conftest"
+    r"|importing test module)",
+    re.M,
+)
 # A compiled extension rejects its caller's arguments (pybind11's words): the two sides
 # were built for different versions.
 _BINDING_MISMATCH = re.compile(r"incompatible function arguments\. The following argument types")
@@ -297,8 +321,9 @@ TABLE: Tuple[Row, ...] = (
     ),
     Row(
         "harness_error",
-        exception=re.compile(r"AttributeError"),
         words=_API_MISSING,
+        scope="any",
+        unless=_COMPILATION_BANNER,
         # Inside Triton's frontend it is the kernel using an API this release lacks.
         not_in=TRITON_LAYERS,
         why="the caller uses an API the installed package lacks (versions disagree)",
@@ -344,6 +369,14 @@ TABLE: Tuple[Row, ...] = (
         why="a Python error raised in the JIT'ed function, printed under a compilation banner",
     ),
     Row("codegen", layer="backend", stage=BINARY_STAGE, why="raised in a backend's binary stage"),
+    Row(
+        "pass_failure",
+        layer="backend",
+        stage=re.compile(r"^make_(?:\w*ir|ttgir|llir)$"),
+        # A real resource limit and a timeout keep their own kinds wherever raised.
+        exception=re.compile(r"(?!OutOfResources$|\w*Timeout\w*$)\w+"),
+        why="raised in a backend's IR stage: its pass pipeline failed (a C++ exception too)",
+    ),
     Row(
         "codegen",
         words=_DRIVER_BUILD,

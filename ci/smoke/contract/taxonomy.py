@@ -151,6 +151,11 @@ _MISSING_TOOL = (
         ),
         "{tool}",
     ),
+    # The host C compiler rejects the launcher source Triton generates (too old a compiler).
+    (
+        re.compile(r"[/\\](?:main|\w+_utils|__triton_launcher)\.c[:(]\d+(?::\d+)?\)?: error"),
+        "a host C compiler that builds the launcher",
+    ),
 )
 
 
@@ -253,7 +258,13 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (DRIVER, re.compile(r"Triton Error \[(?:CUDA|HIP|ZE|MUSA|XPU|MACA)\]")),
     (DRIVER, re.compile(r"\b(?:CUDA|HIP): Error- ")),  # Triton 2.x
     (DRIVER, re.compile(r"no kernel image is available for execution on the device")),
-    (DRIVER, re.compile(r"\bZE_RESULT_ERROR_\w+|\bCUDA_ERROR_[A-Z_]+|\bhipError[A-Z]\w+")),
+    (
+        DRIVER,
+        re.compile(
+            r"\bZE_RESULT_ERROR_\w+|\bCUDA_ERROR_[A-Z_]+|\bhipError[A-Z]\w+"
+            r"|\bPI_ERROR_\w+|\bUR_RESULT_ERROR_\w+"
+        ),
+    ),
 )
 
 INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -319,6 +330,10 @@ PASS_FAILURE_FORMS = (
     re.compile(r"LLVM ERROR: "),
     # MLIR's translation of the LLVM dialect to LLVM IR (make_llir) failed on an op.
     re.compile(r"LLVM Translation failed for operation"),
+    # A C++ exception of the compiler, translated by its Python bindings.
+    re.compile(
+        r"IndexError: (?:map|unordered_map|vector)::(?:at|_M_range_check)|std::out_of_range"
+    ),
     re.compile(r"[`'][\w-]+[`'] pass\b"),
 )
 
@@ -358,6 +373,8 @@ NUMERIC_FORMS = (
     re.compile(r"\bmismatch\s*=\s*\d+\s*/\s*\d+"),
     # The test's assertion itself, as pytest shows it: over a difference or a closeness check.
     re.compile(r"^\s*>?\s*assert\b[^\n]*(?:allclose|isclose|assert_close|\.abs\(\)|\babs\()", re.M),
+    # A test's assertion comparing figures, as pytest shows the values: a tolerance.
+    re.compile(r"AssertionError: assert [-+]?\d+\.\d*(?:e[-+]?\d+)? *(?:<=|<|>=|>) "),
     # A test's own words for how far the values are: "Max diff: 0.29", "max_abs_diff=3e-2".
     re.compile(
         r"\b(?:max|maximum|mean)[ _](?:abs(?:olute)?[ _])?(?:diff|difference|err|error)\b"

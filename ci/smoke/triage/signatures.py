@@ -947,6 +947,8 @@ _PACKAGE_FORMS = (
     ("cannot import from", re.compile(r"cannot import name '\w+' from '(?P<package>[\w.]+)")),
     ("not a working install", re.compile(r"Cannot find a working (?P<package>\w+) installation")),
     ("undefined symbol", re.compile(r"(?P<package>lib\w+)\.so[\w.]*: undefined symbol")),
+    # The caller names an API the installed package lacks: which API is the identity.
+    ("no attribute", re.compile(r"module '(?P<package>[\w.]+)' has no attribute '(?P<api>\w+)'")),
 )
 
 
@@ -957,6 +959,8 @@ def _harness(kind: str, evidence: Evidence) -> Signature:
         return _headline_signature(kind, evidence)
     form, match = found
     package = match["package"].lower()
+    if match.groupdict().get("api"):
+        form = f"{form} {match['api']}"
     return Signature(
         kind=kind,
         key=make_key(kind, f"package {package}", form),
