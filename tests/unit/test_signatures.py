@@ -679,3 +679,44 @@ def test_round_six_forms(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None)
     assert sig.kind == kind, sig
     assert {name: sig.detail(name) for name in facts} == facts
+
+
+# Round 7: an assertion the report wrapped, a type's missing attribute, a frame whose "File"
+# was cut, the node's file system, a tool Triton cannot find, Python's caret markers.
+@pytest.mark.parametrize(
+    ("text", "kind", "facts"),
+    [
+        (
+            "python: lib/Dialect/TritonGPU/Transforms/X.cpp:5: f()\nconst: Assertion `a ==\n"
+            "b' failed.",
+            "pass_failure",
+            {"abort": "assertion a == b"},
+        ),
+        (
+            '  File "/v/site-packages/torch/_inductor/runtime/triton_heuristics.py", line 9, in'
+            " make_launcher\n    binary.__class__.launch_enter_hook,\n"
+            "                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+            "InductorError: AttributeError: type object 'CompiledKernel' has no attribute 'hook'",
+            "harness_error",
+            {"package": "compiledkernel", "form": "no attribute hook"},
+        ),
+        (
+            '"/v/site-packages/triton/runtime/jit.py", line 78, in visit_Attribute\n'
+            "AttributeError: module 'triton.language' has no attribute 'cast'",
+            "frontend",
+            {},
+        ),
+        (
+            '  File "/v/site-packages/triton/runtime/build.py", line 69, in _load_module\n'
+            "ImportError: /root/.triton/cache/X/cuda_utils.so: cannot read file data: Stale"
+            " file handle",
+            "infrastructure",
+            {},
+        ),
+        ("RuntimeError: Cannot find ptxas.exe", "toolchain", {"tool": "ptxas"}),
+    ],
+)
+def test_round_seven_forms(text: str, kind: str, facts: dict[str, str]) -> None:
+    sig = signature_of("", text, None)
+    assert sig.kind == kind, sig
+    assert {name: sig.detail(name) for name in facts} == facts

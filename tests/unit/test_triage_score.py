@@ -21,6 +21,7 @@ FLOORS = {
     "frozen-4": {"logs": 41, "right": 38, "facts_kept": 14, "groups_split": 0, "collisions": 3},
     "frozen-5": {"logs": 40, "right": 39, "facts_kept": 17, "groups_split": 1, "collisions": 2},
     "frozen-6": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 2, "collisions": 2},
+    "frozen-7": {"logs": 34, "right": 32, "facts_kept": 10, "groups_split": 1, "collisions": 2},
 }
 
 
@@ -58,6 +59,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-4",
         "frozen-5",
         "frozen-6",
+        "frozen-7",
     ]
 
 

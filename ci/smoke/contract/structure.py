@@ -26,7 +26,7 @@ from typing import Optional, Pattern, Tuple
 # A traceback frame ("File "x.py", line 3, in f"). A faulthandler dump's frames ("line 3 in
 # f", no comma) are where threads stood when a signal came, not where anything was raised.
 _FRAME = re.compile(
-    r"^\s*File \"(?P<path>[^\"]+)\", line \d+, in (?P<function>[\w<>.]+)"
+    r"^\s*(?:File )?\"(?P<path>[^\"]+)\", line \d+, in (?P<function>[\w<>.]+)"
     # IPython's and Colab's forms: "[/x/cuda.py](link) in make_llir(src, ...)", "File /x.py:9,
     # in f(".
     r"|^\s*(?:File )?\[?(?P<ipath>/[^\s\]]+?\.py)(?:\]\([^)]*\))?(?::\d+)?,? in"
@@ -282,6 +282,8 @@ _COMPILE_TIMEOUT = re.compile(
 _PACKAGE_MISSING = re.compile(
     r"Cannot find a working \w+ installation|No module named '|\bTritonMissing\b"
 )
+# The node's file system failed under whatever read it (an NFS cache, a full or read-only disk).
+_FILESYSTEM = re.compile(r"Stale file handle|Input/output error|Read-only file system")
 # pytest could not even collect the tests: the suite's own modules do not import.
 _COLLECTION = re.compile(
     r"\d+ errors? during collection|^ERROR collecting |ImportError while (?:loading conftest"
@@ -293,10 +295,11 @@ _COLLECTION = re.compile(
 _BINDING_MISMATCH = re.compile(r"incompatible function arguments\. The following argument types")
 # The caller names an API the installed package lacks ("module 'triton' has no attribute
 # 'code_gen'"): outside the compiler, the two are of different versions.
-_API_MISSING = re.compile(r"module '[\w.]+' has no attribute '\w+'")
-# The banner of a frontend error, or the caret under the kernel's source line it points at.
+_API_MISSING = re.compile(r"(?:module|type object) '[\w.]+' has no attribute '\w+'")
+# The banner of a frontend error, or the one caret Triton puts under the kernel's source
+# column it points at (Python's own traceback markers are runs of carets).
 _COMPILATION_BANNER = re.compile(
-    r"CompilationError|\bcompilation (?:error|failed)\b|^\s*\^+\s*$", re.I | re.M
+    r"CompilationError|\bcompilation (?:error|failed)\b|^\s*\^\s*$", re.I | re.M
 )
 # Python errors raised inside the JIT'ed function (the code generator re-raises them).
 _PYTHON_ERROR = re.compile(
@@ -309,6 +312,7 @@ TABLE: Tuple[Row, ...] = (
     Row("infrastructure", layer="collective", why="a collective's watchdog across workers"),
     Row("infrastructure", layer="worker", why="a worker process was lost"),
     Row("infrastructure", layer="build", why="a build's compiler was killed (memory)"),
+    Row("infrastructure", words=_FILESYSTEM, scope="any", why="the node's file system failed"),
     Row(
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
     ),

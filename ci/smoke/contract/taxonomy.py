@@ -128,6 +128,7 @@ _MISSING_TOOL = (
         "a host C compiler that builds the launcher ({tool})",
     ),
     (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
+    (re.compile(r"Cannot find (?P<tool>ptxas|nvcc|nvdisasm|cuobjdump|ld\.lld|clang)\b"), "{tool}"),
     # A header of the host's SDK that the launcher's C source includes (Python.h, cuda.h):
     # GCC's, Clang's and TinyCC's words, MSVC's error code (its words are localised).
     (
@@ -279,6 +280,7 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("node", re.compile(r"(?P<node>\S+?)\s*\|\s*(?P<reason>UNREACHABLE)!")),
     ("node", re.compile(r"\[(?P<node>[^\]]+)\]: (?P<reason>UNREACHABLE)!")),
     ("node", re.compile(r"(?P<reason>No space left on device)")),
+    ("node", re.compile(r"(?P<reason>Stale file handle|Input/output error|Read-only file system)")),
     # The node killed a process from outside (128 + SIGKILL: the memory killer, a runner).
     ("node", re.compile(r"(?P<reason>(?:exit|exited with|return) (?:code|status) 137)\b")),
     ("node", re.compile(r"(?P<reason>Out of memory: Killed process|oom-kill)")),
@@ -324,7 +326,7 @@ PASS_FAILURE_FORMS = (
     re.compile(r"(?:^\s*|:\d+:\d+:\s*|\)\s*:\s*)error: ", re.MULTILINE),
     re.compile(r"'[a-z_]+\.[\w.]+' op\b"),
     re.compile(r"failed to legalize"),
-    re.compile(r"Assertion `.+?' failed"),
+    re.compile(r"Assertion `[^'`]+?' failed"),  # its condition may be wrapped over lines
     re.compile(r"Assertion failed: .+?, file \S+, line \d+"),  # MSVC's C runtime
     re.compile(r"UNREACHABLE executed at"),
     re.compile(r"LLVM ERROR: "),

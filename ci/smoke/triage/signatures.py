@@ -334,7 +334,7 @@ _CURRENT_OP = re.compile(r"see current operation:[^\n]*?\"?(?P<op>\b[a-z_]+\.[a-
 # glibc's assertion ("file.cpp:36: f(): Assertion `cond' failed.") and MSVC's
 # ("Assertion failed: cond, file C:\\x\\file.cpp, line 40").
 _ASSERTION = re.compile(
-    r"Assertion `(?P<condition>.+?)' failed"
+    r"Assertion `(?P<condition>[^'`]+?)' failed"
     r"|Assertion failed: (?P<msvc>.+?), file (?P<msvc_site>\S+\.(?:cpp|h|hpp|cc)), line \d+"
 )
 _ASSERTION_SITE = re.compile(
@@ -948,7 +948,10 @@ _PACKAGE_FORMS = (
     ("not a working install", re.compile(r"Cannot find a working (?P<package>\w+) installation")),
     ("undefined symbol", re.compile(r"(?P<package>lib\w+)\.so[\w.]*: undefined symbol")),
     # The caller names an API the installed package lacks: which API is the identity.
-    ("no attribute", re.compile(r"module '(?P<package>[\w.]+)' has no attribute '(?P<api>\w+)'")),
+    (
+        "no attribute",
+        re.compile(r"(?:module|type object) '(?P<package>[\w.]+)' has no attribute '(?P<api>\w+)'"),
+    ),
 )
 
 
