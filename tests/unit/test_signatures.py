@@ -720,3 +720,46 @@ def test_round_seven_forms(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None)
     assert sig.kind == kind, sig
     assert {name: sig.detail(name) for name in facts} == facts
+
+
+# Round 8: the host failing a process, a vendor's binary compiler run as a subprocess, a
+# kernel that is a plain function, a test's words for a wrong answer, ray's dead actor, an
+# op named as a diagnostic's subject.
+@pytest.mark.parametrize(
+    ("text", "kind", "facts"),
+    [
+        (
+            "terminate called after throwing an instance of 'std::system_error'\n"
+            "LLVM ERROR: pthread_create failed: Resource temporarily unavailable",
+            "crash",
+            {},
+        ),
+        (
+            "subprocess.CalledProcessError: Command '['/opt/bin/bishengir-compile', 'k.mlir',"
+            " '-o', 'k']' returned non-zero exit status 1.\n"
+            "loc(\"m.mlir\":1:1): error: 'tensor.empty' op Unsupported op",
+            "codegen",
+            {"tool": "binary", "message": "bishengir-compile"},
+        ),
+        (
+            "    kernel[grid](x, y)\nTypeError: 'function' object is not subscriptable",
+            "harness_error",
+            {},
+        ),
+        ("Kernel ran. Checking...\nTest failed (incorrect output)", "numeric_mismatch", {}),
+        (
+            "ray.exceptions.RayTaskError(ActorDiedError): ray::Runner.run() (pid=1)",
+            "infrastructure",
+            {"component": "worker"},
+        ),
+        (
+            "error: triton_xpu.unpack reached lowering without a buffer\nPassManager::run failed",
+            "pass_failure",
+            {"op": "triton_xpu.unpack"},
+        ),
+    ],
+)
+def test_round_eight_forms(text: str, kind: str, facts: dict[str, str]) -> None:
+    sig = signature_of("", text, None)
+    assert sig.kind == kind, sig
+    assert {name: sig.detail(name) for name in facts} == facts

@@ -22,7 +22,7 @@ FLOORS = {
     "frozen-5": {"logs": 40, "right": 39, "facts_kept": 17, "groups_split": 1, "collisions": 2},
     "frozen-6": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 2, "collisions": 2},
     "frozen-7": {"logs": 34, "right": 32, "facts_kept": 10, "groups_split": 1, "collisions": 2},
-    "frozen-8": {"logs": 34, "right": 29, "facts_kept": 16, "groups_split": 1, "collisions": 1},
+    "frozen-8": {"logs": 34, "right": 34, "facts_kept": 18, "groups_split": 0, "collisions": 1},
 }
 
 

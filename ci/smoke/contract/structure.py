@@ -83,7 +83,7 @@ EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
         re.compile(
             r"(?:Actor|RayActor)(?:Died)?Error: The actor died unexpectedly"
             r"|The actor is dead because its worker process has died"
-            r"|A worker died or was killed while executing a task"
+            r"|A worker died or was killed while executing a task|\bActorDiedError\b"
         ),
     ),
     ("build", re.compile(r"fatal error: Killed signal terminated program (?P<program>cc1\w*|\S+)")),
@@ -284,6 +284,9 @@ _PACKAGE_MISSING = re.compile(
 )
 # The node's file system failed under whatever read it (an NFS cache, a full or read-only disk).
 _FILESYSTEM = re.compile(r"Stale file handle|Input/output error|Read-only file system")
+# A kernel launched as kernel[grid](...) is a plain function: the decorator was not Triton's
+# (a placeholder an application put in Triton's place when it would not import).
+_NOT_JITTED = re.compile(r"TypeError: 'function' object is not subscriptable")
 # pytest could not even collect the tests: the suite's own modules do not import.
 _COLLECTION = re.compile(
     r"\d+ errors? during collection|^ERROR collecting |ImportError while (?:loading conftest"
@@ -317,6 +320,12 @@ TABLE: Tuple[Row, ...] = (
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
     ),
     Row("harness_error", words=_PACKAGE_MISSING, why="a package of the environment is missing"),
+    Row(
+        "harness_error",
+        words=_NOT_JITTED,
+        scope="any",
+        why="the kernel is a plain function: Triton's JIT was replaced or not applied",
+    ),
     Row(
         "harness_error",
         words=_COLLECTION,

@@ -302,6 +302,15 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hsaco", re.compile(r"HSACOError: (?P<message>[^\n]+)")),
     # Ascend's binary stage: "[ConvertLinalgRToBinary] encounters error:" then the error.
     ("binary", re.compile(r"\[(?P<stage>\w*Binary\w*)\] encounters error:\s*(?P<message>[^\n]*)")),
+    # A vendor's binary compiler run as a subprocess that failed, whatever its stderr shows
+    # (ptxas has its own forms above).
+    (
+        "binary",
+        re.compile(
+            r"Command '\[\s*'[^']*?(?P<message>(?:bishengir-compile|ocloc)(?:\.exe)?)'"
+            r"[^\n]*?returned non-zero exit status"
+        ),
+    ),
 )
 
 FRONTEND_FORMS = (
@@ -373,6 +382,10 @@ NUMERIC_FORMS = (
         re.IGNORECASE,
     ),
     re.compile(r"\bmismatch\s*=\s*\d+\s*/\s*\d+"),
+    re.compile(
+        r"\b(?:incorrect|wrong) (?:output|result)s?\b|\bresults? (?:do not|don't|does not) match",
+        re.IGNORECASE,
+    ),
     # The test's assertion itself, as pytest shows it: over a difference or a closeness check.
     re.compile(r"^\s*>?\s*assert\b[^\n]*(?:allclose|isclose|assert_close|\.abs\(\)|\babs\()", re.M),
     # A test's assertion comparing figures, as pytest shows the values: a tolerance.
@@ -390,6 +403,12 @@ NUMERIC_FORMS = (
 _PACKAGE_FILE = re.compile(
     r"(?:Failed to load|No such file or directory|cannot open|not found)[^\n]*?"
     r"[/\\](?:site|dist)-packages[/\\]"
+)
+
+# The host could not give the process what it asked (a thread, memory): it aborts wherever
+# it stood, in a pass or not; no pass failed.
+_HOST_EXHAUSTED = re.compile(
+    r"pthread_create failed|std::system_error|std::bad_alloc|LLVM ERROR: out of memory"
 )
 
 # An exception raised inside Triton's compile path, in none of the forms above.
@@ -423,6 +442,8 @@ def kind_of(text: str) -> str:
         return CODEGEN
     if any(form.search(text) for form in FRONTEND_FORMS):
         return FRONTEND
+    if _HOST_EXHAUSTED.search(text):
+        return CRASH
     if any(form.search(text) for form in PASS_FAILURE_FORMS):
         return PASS_FAILURE
     if any(form.search(text) for form in TIMEOUT_FORMS):

@@ -329,7 +329,11 @@ _BANNERS = ("Failures have been detected while processing an MLIR pass pipeline"
 _CALLED_FROM = re.compile(
     r"^\s*(?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+):\s*note: called from", re.MULTILINE
 )
-_OP_IN_MESSAGE = re.compile(r"'(?P<op>[a-z_]+\.[\w.]+)' op\b|operation '(?P<op2>[a-z_]+\.[\w.]+)'")
+_OP_IN_MESSAGE = re.compile(
+    r"'(?P<op>[a-z_]+\.[\w.]+)' op\b|operation '(?P<op2>[a-z_]+\.[\w.]+)'"
+    # "error: triton_xpu.unpack reached lowering ...": the op as the diagnostic's subject.
+    r"|(?:\berror: |^)(?P<op3>[a-z_]+\.[a-z_]\w*) (?=[a-z])"
+)
 _CURRENT_OP = re.compile(r"see current operation:[^\n]*?\"?(?P<op>\b[a-z_]+\.[a-z_][\w.]*)\"?\(")
 # glibc's assertion ("file.cpp:36: f(): Assertion `cond' failed.") and MSVC's
 # ("Assertion failed: cond, file C:\\x\\file.cpp, line 40").
@@ -451,7 +455,8 @@ def parse_mlir(evidence: Evidence) -> MlirFailure:
     elif directory:
         pass_name, source = directory["pass"], "abort site"
     op_match = _OP_IN_MESSAGE.search(diagnostic) or _CURRENT_OP.search(text)
-    op = (op_match["op"] or op_match.groupdict().get("op2") or "") if op_match else ""
+    op_groups = op_match.groupdict() if op_match else {}
+    op = op_groups.get("op") or op_groups.get("op2") or op_groups.get("op3") or ""
     called = tuple(_location(m["file"], m["line"], m["col"]) for m in _CALLED_FROM.finditer(text))
     return MlirFailure(pass_name, source, anchor, diagnostic, op, location, called, abort)
 
@@ -575,7 +580,7 @@ def _codegen(kind: str, evidence: Evidence) -> Signature:
             target=target,
             kernel=kernel,
             resource=resource,
-            op=(op["op"] or op["op2"] or "") if op else "",
+            op=(op["op"] or op["op2"] or op["op3"] or "") if op else "",
             **({"pass": stage} if stage else {}),
         ),
     )
