@@ -763,3 +763,49 @@ def test_round_eight_forms(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None)
     assert sig.kind == kind, sig
     assert {name: sig.detail(name) for name in facts} == facts
+
+
+# Round 9: a CI runner lost, the loader named in the error, a dtype the target lacks, a
+# native library that does not load, an op named where no diagnostic line survived, a test
+# id in Markdown bold.
+@pytest.mark.parametrize(
+    ("text", "kind", "facts"),
+    [
+        (
+            "The self-hosted runner: gpu-7 lost communication with the server.",
+            "infrastructure",
+            {"component": "runner"},
+        ),
+        (
+            "SystemError: <built-in function load_binary> returned NULL without setting an"
+            " exception",
+            "driver",
+            {},
+        ),
+        (
+            "ValueError: type fp8e4nv not supported in this architecture. The supported fp8"
+            " dtypes are ('fp8e5',)",
+            "frontend",
+            {},
+        ),
+        (
+            "ImportError: DLL load failed while importing libtriton: Die Routine fehlt.",
+            "harness_error",
+            {"package": "libtriton", "form": "does not load"},
+        ),
+        (
+            "oc(\"k.py\":3:4)): error: 'tt.fp_to_fp' op operand #0 must be floating point",
+            "pass_failure",
+            {"op": "tt.fp_to_fp"},
+        ),
+        (
+            "**FAILED tests/t.py::test_x[a-1]** - Mismatched elements: 3 / 8",
+            "numeric_mismatch",
+            {"test": "tests/t.py::test_x[a-1]"},
+        ),
+    ],
+)
+def test_round_nine_forms(text: str, kind: str, facts: dict[str, str]) -> None:
+    sig = signature_of("", text, None)
+    assert sig.kind == kind, sig
+    assert {name: sig.detail(name) for name in facts} == facts

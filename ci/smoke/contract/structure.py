@@ -398,6 +398,12 @@ TABLE: Tuple[Row, ...] = (
     ),
     Row("driver", layer="loader", why="the driver's loader refused the compiled kernel"),
     Row(
+        "driver",
+        exception=re.compile(r"SystemError|RuntimeError"),
+        words=re.compile(r"\bload_binary\b|\bloadBinary\b"),
+        why="the driver's loader failed on the binary (named in the error)",
+    ),
+    Row(
         "codegen",
         words=re.compile(r"Internal Triton \w+ codegen error"),
         why="a backend's assembler failed (older wording)",

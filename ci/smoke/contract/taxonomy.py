@@ -280,6 +280,13 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("node", re.compile(r"(?P<node>\S+?)\s*\|\s*(?P<reason>UNREACHABLE)!")),
     ("node", re.compile(r"\[(?P<node>[^\]]+)\]: (?P<reason>UNREACHABLE)!")),
     ("node", re.compile(r"(?P<reason>No space left on device)")),
+    # A CI runner lost, shut down or cancelled under the job.
+    (
+        "runner",
+        re.compile(
+            r"(?P<reason>lost communication with the server|runner has received a shutdown signal)"
+        ),
+    ),
     ("node", re.compile(r"(?P<reason>Stale file handle|Input/output error|Read-only file system)")),
     # The node killed a process from outside (128 + SIGKILL: the memory killer, a runner).
     ("node", re.compile(r"(?P<reason>(?:exit|exited with|return) (?:code|status) 137)\b")),
@@ -324,6 +331,8 @@ FRONTEND_FORMS = (
     # A message about Triton's own block types ("<['256'], bf16>"): the frontend's type
     # checking, whatever the exception it raised.
     re.compile(r"<\[(?:'?\d+'?,\s*)*'?\d+'?\],\s*(?:fp|bf|i|u)\d+>"),
+    # A Triton dtype the target lacks ("type fp8e4nv not supported in this architecture").
+    re.compile(r"\btype (?:fp8\w*|bf16|fp16|fp64) not supported\b"),
 )
 
 PASS_FAILURE_FORMS = (

@@ -454,7 +454,11 @@ def parse_mlir(evidence: Evidence) -> MlirFailure:
         pass_name, source = frame["pass"], "frame"
     elif directory:
         pass_name, source = directory["pass"], "abort site"
-    op_match = _OP_IN_MESSAGE.search(diagnostic) or _CURRENT_OP.search(text)
+    op_match = (
+        _OP_IN_MESSAGE.search(diagnostic)
+        or _CURRENT_OP.search(text)
+        or (None if diagnostic else _OP_IN_MESSAGE.search(text))
+    )
     op_groups = op_match.groupdict() if op_match else {}
     op = op_groups.get("op") or op_groups.get("op2") or op_groups.get("op3") or ""
     called = tuple(_location(m["file"], m["line"], m["col"]) for m in _CALLED_FROM.finditer(text))
@@ -916,7 +920,7 @@ def test_of(evidence: Evidence) -> str:
     for form in _TEST_IDS:
         found = form.search(evidence.text)
         if found:
-            return found["id"]
+            return found["id"].rstrip("*")  # a report's Markdown bold around the id
     return ""
 
 
@@ -952,6 +956,7 @@ _PACKAGE_FORMS = (
     ("cannot import from", re.compile(r"cannot import name '\w+' from '(?P<package>[\w.]+)")),
     ("not a working install", re.compile(r"Cannot find a working (?P<package>\w+) installation")),
     ("undefined symbol", re.compile(r"(?P<package>lib\w+)\.so[\w.]*: undefined symbol")),
+    ("does not load", re.compile(r"DLL load failed while importing (?P<package>\w+)")),
     # The caller names an API the installed package lacks: which API is the identity.
     (
         "no attribute",
