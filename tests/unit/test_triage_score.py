@@ -24,6 +24,7 @@ FLOORS = {
     "frozen-7": {"logs": 34, "right": 32, "facts_kept": 10, "groups_split": 1, "collisions": 2},
     "frozen-8": {"logs": 34, "right": 34, "facts_kept": 18, "groups_split": 0, "collisions": 1},
     "frozen-9": {"logs": 36, "right": 35, "facts_kept": 12, "groups_split": 0, "collisions": 1},
+    "frozen-10": {"logs": 36, "right": 35, "facts_kept": 10, "groups_split": 2, "collisions": 2},
 }
 
 
@@ -64,6 +65,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-7",
         "frozen-8",
         "frozen-9",
+        "frozen-10",
     ]
 
 

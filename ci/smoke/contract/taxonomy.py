@@ -129,14 +129,15 @@ _MISSING_TOOL = (
     ),
     (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
     (re.compile(r"Cannot find (?P<tool>ptxas|nvcc|nvdisasm|cuobjdump|ld\.lld|clang)\b"), "{tool}"),
-    # A header of the host's SDK that the launcher's C source includes (Python.h, cuda.h):
+    # A header of the host's SDK that a C or C++ source includes (Python.h, cuda.h, climits):
     # GCC's, Clang's and TinyCC's words, MSVC's error code (its words are localised).
     (
         re.compile(
             r"(?:fatal error: |error: include file |fatal error C1083:[^\n]*?)"
-            r"['\"\u201c]?(?P<tool>[\w/.+-]+\.h)['\"\u201d]?(?::| file not found| not found)"
+            r"(?:(?P<tool>[\w/.+-]+\.h)|['\"\u201c](?P<bare>[\w/.+-]+)['\"\u201d])"
+            r"['\"\u201d]?(?:: No such file| file not found| not found)"
         ),
-        "the host's C headers ({tool})",
+        "the host's C headers ({tool}{bare})",
     ),
     # A library the launcher links against (libcuda): GNU ld's words, MSVC's error code.
     (
@@ -259,6 +260,14 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (DRIVER, re.compile(r"Triton Error \[(?:CUDA|HIP|ZE|MUSA|XPU|MACA)\]")),
     (DRIVER, re.compile(r"\b(?:CUDA|HIP): Error- ")),  # Triton 2.x
     (DRIVER, re.compile(r"no kernel image is available for execution on the device")),
+    # The runtime refuses a launch's configuration (grid, cores, resources per block).
+    (
+        DRIVER,
+        re.compile(
+            r"KernelLaunch failed|too many resources requested for launch"
+            r"|invalid configuration argument"
+        ),
+    ),
     (
         DRIVER,
         re.compile(
@@ -374,6 +383,10 @@ TIMEOUT_FORMS = (
 CRASH_FORMS = (
     re.compile(r"\b(?:Signals\.)?(?P<name>SIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL|TERM))\b"),
     re.compile(r"Fatal Python error: (?P<fatal>Segmentation fault|Aborted|Bus error)"),
+    re.compile(r"\b(?P<fatal>segfault) at [0-9a-f]+ ip [0-9a-f]+"),  # the kernel's log (dmesg)
+    # A kernel's device-side assertion: CUDA quotes its condition in backquotes on both sides
+    # (glibc's host assertion closes with a quote).
+    re.compile(r"(?P<device>Assertion `[^`'\n]+` failed)"),
     re.compile(r"\bsigno(?:@entry)?=(?P<number>\d+)"),
     re.compile(r"signal (?P<number>\d+)\b"),
     re.compile(r"(?:exit (?:code|status)|error code|exited with code) -(?P<number>\d+)\b"),

@@ -241,6 +241,7 @@ _KERNEL_FORMS = (
     re.compile(r"operation:\s*@(?P<name>\w+)"),
     re.compile(r"In function: (?P<name>\w+)"),
     re.compile(r"kernelName: (?P<name>\w+)"),
+    re.compile(r"operator name is (?P<name>\w+)"),  # Ascend's runtime
     # Inductor's resource error names the kernel: "out of resource: triton_tem_fused_x_0".
     re.compile(r"out of resource: (?P<name>triton_\w+)"),
     re.compile(r"^Name=(?P<name>\w+)", re.MULTILINE),
@@ -816,6 +817,7 @@ def _timeout(kind: str, evidence: Evidence) -> Signature:
 _FATAL = {
     "Segmentation fault": "SIGSEGV",
     "segmentation fault": "SIGSEGV",
+    "segfault": "SIGSEGV",
     "Aborted": "SIGABRT",
     "Bus error": "SIGBUS",
     "core dumped": "",
