@@ -25,6 +25,7 @@ FLOORS = {
     "frozen-8": {"logs": 34, "right": 34, "facts_kept": 18, "groups_split": 0, "collisions": 1},
     "frozen-9": {"logs": 36, "right": 35, "facts_kept": 12, "groups_split": 0, "collisions": 1},
     "frozen-10": {"logs": 36, "right": 35, "facts_kept": 10, "groups_split": 2, "collisions": 2},
+    "frozen-11": {"logs": 32, "right": 23, "facts_kept": 4, "groups_split": 2, "collisions": 1},
 }
 
 
@@ -66,6 +67,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-8",
         "frozen-9",
         "frozen-10",
+        "frozen-11",
     ]
 
 
