@@ -17,6 +17,8 @@ from ci.smoke.triage.signatures import (
 )
 
 FAILURES = Path(__file__).resolve().parents[1] / "fixtures" / "failures"
+# A log, the kind it must get, and facts its signature must name.
+Case = tuple[str, str, dict[str, str]]
 
 
 def _text(name: str) -> str:
@@ -405,95 +407,88 @@ def test_unclassified_says_what_structure_it_found_and_lacked() -> None:
 
 # Round 3 (docs/triage.md): forms by the layer that raised or by what a tool's words are
 # about, not by one report's wording. Each case is written here, not taken from a corpus.
-@pytest.mark.parametrize(
-    ("text", "kind", "facts"),
-    [
-        (  # the driver's loader refuses the module: raised in load_binary, in any words
-            '  File "/v/site-packages/triton/backends/amd/driver.py", line 9, in load_binary\n'
-            "    return self.lib.load_binary(args)\nRuntimeError: the module has no code here",
-            "driver",
-            {},
-        ),
-        (  # the driver API's own error code
-            "RuntimeError: hipErrorNoBinaryForGpu",
-            "driver",
-            {},
-        ),
-        (  # the same code with no traceback at all
-            "load failed: ZE_RESULT_ERROR_INVALID_ARGUMENT while loading kernel",
-            "driver",
-            {},
-        ),
-        (  # the driver's JIT could not build the module: code generation, not a refusal
-            '  File "/v/site-packages/triton/backends/intel/driver.py", line 9, in load_binary\n'
-            "RuntimeError: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE",
-            "codegen",
-            {},
-        ),
-        (
-            "Triton is installed but 0 active driver(s) found (expected 1).",
-            "driver",
-            {},
-        ),
-        (  # pytest never ran a test: the suite's modules do not import
-            "ERROR test/test_ops.py\n!!!! Interrupted: 2 errors during collection !!!!",
-            "harness_error",
-            {},
-        ),
-        (  # two packages outside the compiler disagree on an extension's signature
-            '  File "/v/site-packages/mypkg/lowering.py", line 3, in lower\n'
-            "TypeError: pack(): incompatible function arguments. The following argument types"
-            " are supported:\n    1. (self: ext.Call, arg0: str) -> bytes",
-            "harness_error",
-            {},
-        ),
-        (  # the raise line is all the report kept; the resource is its last argument
-            '  File "/v/site-packages/triton/compiler/compiler.py", line 9, in _init_handles\n'
-            '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")',
-            "out_of_resources",
-            {"resource": "shared memory"},
-        ),
-        (  # the same raise with placeholder figures wraps a pass failure
-            '    raise OutOfResources(0, 0, f"uni_sram {e}")',
-            "pass_failure",
-            {},
-        ),
-        (  # a vendor compiler's words for an on-chip buffer it overflowed, with figures
-            "error: vmem overflow, requires 4096 bytes while 2048 bytes available",
-            "out_of_resources",
-            {"resource": "vmem", "required": "4096", "limit": "2048"},
-        ),
-        (
-            "##[error]The job 'Build' has timed out after 90 minutes.",
-            "timeout",
-            {"seconds": "5400"},
-        ),
-        (
-            "/tmp/tmpab12cd/launcher.c:2:10: fatal error: cuda.h: No such file or directory",
-            "toolchain",
-            {"tool": "the host's C headers (cuda.h)"},
-        ),
-        (
-            "FAILED tests/test_attn.py::test_decode[64] - AssertionError: max abs diff: 0.031",
-            "numeric_mismatch",
-            {"test": "tests/test_attn.py::test_decode[64]"},
-        ),
-        (
-            "ValueError: Cannot broadcast <['64', '32'], fp16> with <['32'], fp32>",
-            "frontend",
-            {},
-        ),
-        (
-            "OSError: cannot open /v/lib/python3.11/site-packages/triton/_C/libtriton.so",
-            "harness_error",
-            {},
-        ),
-    ],
-)
-def test_forms_by_layer_and_subject(text: str, kind: str, facts: dict[str, str]) -> None:
-    sig = signature_of("", text, None)
-    assert sig.kind == kind, sig
-    assert {name: sig.detail(name) for name in facts} == facts
+ROUND_3: list[Case] = [
+    (  # the driver's loader refuses the module: raised in load_binary, in any words
+        '  File "/v/site-packages/triton/backends/amd/driver.py", line 9, in load_binary\n'
+        "    return self.lib.load_binary(args)\nRuntimeError: the module has no code here",
+        "driver",
+        {},
+    ),
+    (  # the driver API's own error code
+        "RuntimeError: hipErrorNoBinaryForGpu",
+        "driver",
+        {},
+    ),
+    (  # the same code with no traceback at all
+        "load failed: ZE_RESULT_ERROR_INVALID_ARGUMENT while loading kernel",
+        "driver",
+        {},
+    ),
+    (  # the driver's JIT could not build the module: code generation, not a refusal
+        '  File "/v/site-packages/triton/backends/intel/driver.py", line 9, in load_binary\n'
+        "RuntimeError: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE",
+        "codegen",
+        {},
+    ),
+    (
+        "Triton is installed but 0 active driver(s) found (expected 1).",
+        "driver",
+        {},
+    ),
+    (  # pytest never ran a test: the suite's modules do not import
+        "ERROR test/test_ops.py\n!!!! Interrupted: 2 errors during collection !!!!",
+        "harness_error",
+        {},
+    ),
+    (  # two packages outside the compiler disagree on an extension's signature
+        '  File "/v/site-packages/mypkg/lowering.py", line 3, in lower\n'
+        "TypeError: pack(): incompatible function arguments. The following argument types"
+        " are supported:\n    1. (self: ext.Call, arg0: str) -> bytes",
+        "harness_error",
+        {},
+    ),
+    (  # the raise line is all the report kept; the resource is its last argument
+        '  File "/v/site-packages/triton/compiler/compiler.py", line 9, in _init_handles\n'
+        '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")',
+        "out_of_resources",
+        {"resource": "shared memory"},
+    ),
+    (  # the same raise with placeholder figures wraps a pass failure
+        '    raise OutOfResources(0, 0, f"uni_sram {e}")',
+        "pass_failure",
+        {},
+    ),
+    (  # a vendor compiler's words for an on-chip buffer it overflowed, with figures
+        "error: vmem overflow, requires 4096 bytes while 2048 bytes available",
+        "out_of_resources",
+        {"resource": "vmem", "required": "4096", "limit": "2048"},
+    ),
+    (
+        "##[error]The job 'Build' has timed out after 90 minutes.",
+        "timeout",
+        {"seconds": "5400"},
+    ),
+    (
+        "/tmp/tmpab12cd/launcher.c:2:10: fatal error: cuda.h: No such file or directory",
+        "toolchain",
+        {"tool": "the host's C headers (cuda.h)"},
+    ),
+    (
+        "FAILED tests/test_attn.py::test_decode[64] - AssertionError: max abs diff: 0.031",
+        "numeric_mismatch",
+        {"test": "tests/test_attn.py::test_decode[64]"},
+    ),
+    (
+        "ValueError: Cannot broadcast <['64', '32'], fp16> with <['32'], fp32>",
+        "frontend",
+        {},
+    ),
+    (
+        "OSError: cannot open /v/lib/python3.11/site-packages/triton/_C/libtriton.so",
+        "harness_error",
+        {},
+    ),
+]
 
 
 def test_a_binding_mismatch_inside_the_compiler_is_the_compilers() -> None:
@@ -524,319 +519,279 @@ def test_one_frontend_crash_has_one_key_however_much_of_its_stack_a_report_shows
 
 # Round 4: other tools' words for the same things (host compilers, ptxas's own line, the
 # node killing a process, Triton 2's driver errors and launchers).
-@pytest.mark.parametrize(
-    ("text", "kind", "facts"),
-    [
-        (
-            "C:/Temp/tmpab12cd/cuda_utils.c:14: error: include file 'Python.h' not found",
-            "toolchain",
-            {"tool": "the host's C headers (Python.h)"},
-        ),
-        (  # MSVC's words are localised; its error code is not
-            "C:\\Temp\\tmpq\\main.c(12): fatal error C1083: \u65e0\u6cd5\u6253\u5f00:"
-            " \u201cPython.h\u201d: No such file or directory",
-            "toolchain",
-            {"tool": "the host's C headers (Python.h)"},
-        ),
-        (
-            "/usr/bin/ld: cannot find -lcuda: No such file or directory",
-            "toolchain",
-            {"tool": "the host's libraries (cuda)"},
-        ),
-        (
-            "LINK : fatal error LNK1181: cannot open input file 'cuda.lib'",
-            "toolchain",
-            {"tool": "the host's libraries (cuda.lib)"},
-        ),
-        ("Process completed with exit code 137.", "infrastructure", {"component": "node"}),
-        (
-            "ERROR: No matching distribution found for triton==9.9.9",
-            "infrastructure",
-            {"component": "package index"},
-        ),
-        (
-            "(raylet) A worker died or was killed while executing a task by an unexpected"
-            " system error.",
-            "infrastructure",
-            {"component": "worker"},
-        ),
-        (
-            "ptxas /tmp/tmpx1.ptx, line 601; error   : Modifier '.a' cannot be combined"
-            " with modifier '.b'",
-            "codegen",
-            {"tool": "ptxas", "message": "Modifier '.a' cannot be combined with modifier '.b'"},
-        ),
-        (
-            "exception=RuntimeError('CUDA: Error- invalid source')>\n"
-            'Traceback (most recent call last):\n  File "<string>", line 21, in _my_kernel',
-            "driver",
-            {"api": "CUDA", "message": "invalid source", "kernel": "_my_kernel"},
-        ),
-        (  # the caller names an API this Triton lacks
-            '  File "/v/site-packages/mylib/norm.py", line 68, in layer_norm\n'
-            "AttributeError: module 'triton' has no attribute 'code_gen'",
-            "harness_error",
-            {},
-        ),
-        (  # the kernel names it: the frontend rejects the kernel
-            '  File "/v/site-packages/triton/compiler/code_generator.py", line 9, in visit\n'
-            "AttributeError: module 'triton.language' has no attribute 'make_tensor_descriptor'",
-            "frontend",
-            {},
-        ),
-    ],
-)
-def test_other_tools_words(text: str, kind: str, facts: dict[str, str]) -> None:
-    sig = signature_of("", text, None)
-    assert sig.kind == kind, sig
-    assert {name: sig.detail(name) for name in facts} == facts
+ROUND_4: list[Case] = [
+    (
+        "C:/Temp/tmpab12cd/cuda_utils.c:14: error: include file 'Python.h' not found",
+        "toolchain",
+        {"tool": "the host's C headers (Python.h)"},
+    ),
+    (  # MSVC's words are localised; its error code is not
+        "C:\\Temp\\tmpq\\main.c(12): fatal error C1083: \u65e0\u6cd5\u6253\u5f00:"
+        " \u201cPython.h\u201d: No such file or directory",
+        "toolchain",
+        {"tool": "the host's C headers (Python.h)"},
+    ),
+    (
+        "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+        "toolchain",
+        {"tool": "the host's libraries (cuda)"},
+    ),
+    (
+        "LINK : fatal error LNK1181: cannot open input file 'cuda.lib'",
+        "toolchain",
+        {"tool": "the host's libraries (cuda.lib)"},
+    ),
+    ("Process completed with exit code 137.", "infrastructure", {"component": "node"}),
+    (
+        "ERROR: No matching distribution found for triton==9.9.9",
+        "infrastructure",
+        {"component": "package index"},
+    ),
+    (
+        "(raylet) A worker died or was killed while executing a task by an unexpected"
+        " system error.",
+        "infrastructure",
+        {"component": "worker"},
+    ),
+    (
+        "ptxas /tmp/tmpx1.ptx, line 601; error   : Modifier '.a' cannot be combined"
+        " with modifier '.b'",
+        "codegen",
+        {"tool": "ptxas", "message": "Modifier '.a' cannot be combined with modifier '.b'"},
+    ),
+    (
+        "exception=RuntimeError('CUDA: Error- invalid source')>\n"
+        'Traceback (most recent call last):\n  File "<string>", line 21, in _my_kernel',
+        "driver",
+        {"api": "CUDA", "message": "invalid source", "kernel": "_my_kernel"},
+    ),
+    (  # the caller names an API this Triton lacks
+        '  File "/v/site-packages/mylib/norm.py", line 68, in layer_norm\n'
+        "AttributeError: module 'triton' has no attribute 'code_gen'",
+        "harness_error",
+        {},
+    ),
+    (  # the kernel names it: the frontend rejects the kernel
+        '  File "/v/site-packages/triton/compiler/code_generator.py", line 9, in visit\n'
+        "AttributeError: module 'triton.language' has no attribute 'make_tensor_descriptor'",
+        "frontend",
+        {},
+    ),
+]
 
 
 # Round 5: MSVC's assertion, the JIT's own reading of a kernel, the CUDA runtime's words for a
 # binary that does not fit, a test's own assertion, Inductor's kernel in a resource error.
-@pytest.mark.parametrize(
-    ("text", "kind", "facts"),
-    [
-        (
-            'Assertion failed: x && "unsupported", file C:\\src\\lib\\Dialect\\TritonGPU'
-            "\\Transforms\\Fuse.cpp, line 12",
-            "pass_failure",
-            {"abort": 'assertion x && "unsupported"'},
-        ),
-        (
-            '  File "/v/site-packages/triton/runtime/jit.py", line 682, in __init__\n'
-            "    self.src = self.src[m.start():]\n"
-            "AttributeError: 'NoneType' object has no attribute 'start'",
-            "frontend",
-            {},
-        ),
-        ("CUDA error: no kernel image is available for execution on the device", "driver", {}),
-        (
-            ">       assert (out - ref).abs().max().item() <= 1e-3\n"
-            "E       AssertionError: assert 0.5 <= 0.001",
-            "numeric_mismatch",
-            {},
-        ),
-        (
-            "OutOfMemoryError: out of resource: triton_tem_fused_mm_0\n"
-            "Required: 139776  Hardware limit: 101376",
-            "out_of_resources",
-            {"kernel": "triton_tem_fused_mm_0", "required": "139776", "limit": "101376"},
-        ),
-    ],
-)
-def test_round_five_forms(text: str, kind: str, facts: dict[str, str]) -> None:
-    sig = signature_of("", text, None)
-    assert sig.kind == kind, sig
-    assert {name: sig.detail(name) for name in facts} == facts
+ROUND_5: list[Case] = [
+    (
+        'Assertion failed: x && "unsupported", file C:\\src\\lib\\Dialect\\TritonGPU'
+        "\\Transforms\\Fuse.cpp, line 12",
+        "pass_failure",
+        {"abort": 'assertion x && "unsupported"'},
+    ),
+    (
+        '  File "/v/site-packages/triton/runtime/jit.py", line 682, in __init__\n'
+        "    self.src = self.src[m.start():]\n"
+        "AttributeError: 'NoneType' object has no attribute 'start'",
+        "frontend",
+        {},
+    ),
+    ("CUDA error: no kernel image is available for execution on the device", "driver", {}),
+    (
+        ">       assert (out - ref).abs().max().item() <= 1e-3\n"
+        "E       AssertionError: assert 0.5 <= 0.001",
+        "numeric_mismatch",
+        {},
+    ),
+    (
+        "OutOfMemoryError: out of resource: triton_tem_fused_mm_0\n"
+        "Required: 139776  Hardware limit: 101376",
+        "out_of_resources",
+        {"kernel": "triton_tem_fused_mm_0", "required": "139776", "limit": "101376"},
+    ),
+]
 
 
 # Round 6: IPython's frames and Triton 2's backends, any exception out of a backend's IR
 # stage, pytest's conftest, the SYCL runtime's codes, the host compiler rejecting the
 # launcher source, a tolerance a test asserts, which API a caller lacks.
-@pytest.mark.parametrize(
-    ("text", "kind", "facts"),
-    [
-        (
-            "/v/site-packages/triton/compiler/backends/cuda.py in make_llir(src, metadata)\n"
-            "--> 173 ret = translate_triton_gpu_to_llvmir(src, capability)\n"
-            "KeyError: 'some key'",
-            "pass_failure",
-            {},
-        ),
-        (
-            '  File "/v/site-packages/triton/backends/amd/compiler.py", line 9, in make_ttgir\n'
-            "    pm.run(mod)\nRuntimeError: vector::_M_range_check",
-            "pass_failure",
-            {},
-        ),
-        ("ImportError while loading conftest '/w/tests/conftest.py'.", "harness_error", {}),
-        (
-            "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES)",
-            "driver",
-            {},
-        ),
-        (
-            "/tmp/tmpq1/main.c:354:3: error: 'for' loop initial declarations are only allowed"
-            " in C99 mode",
-            "toolchain",
-            {"tool": "a host C compiler that builds the launcher"},
-        ),
-        (
-            "FAILED test_x.py::test_out[4] - AssertionError: assert 0.0078125 <= ((2 * 0.0) + 3e-05)",
-            "numeric_mismatch",
-            {"test": "test_x.py::test_out[4]"},
-        ),
-        (
-            "ERROR [config.py:32] Failed to import kernels. Error: module 'triton.language' has no"
-            " attribute 'constexpr_function'",
-            "harness_error",
-            {"package": "triton.language", "form": "no attribute constexpr_function"},
-        ),
-    ],
-)
-def test_round_six_forms(text: str, kind: str, facts: dict[str, str]) -> None:
-    sig = signature_of("", text, None)
-    assert sig.kind == kind, sig
-    assert {name: sig.detail(name) for name in facts} == facts
+ROUND_6: list[Case] = [
+    (
+        "/v/site-packages/triton/compiler/backends/cuda.py in make_llir(src, metadata)\n"
+        "--> 173 ret = translate_triton_gpu_to_llvmir(src, capability)\n"
+        "KeyError: 'some key'",
+        "pass_failure",
+        {},
+    ),
+    (
+        '  File "/v/site-packages/triton/backends/amd/compiler.py", line 9, in make_ttgir\n'
+        "    pm.run(mod)\nRuntimeError: vector::_M_range_check",
+        "pass_failure",
+        {},
+    ),
+    ("ImportError while loading conftest '/w/tests/conftest.py'.", "harness_error", {}),
+    (
+        "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES)",
+        "driver",
+        {},
+    ),
+    (
+        "/tmp/tmpq1/main.c:354:3: error: 'for' loop initial declarations are only allowed"
+        " in C99 mode",
+        "toolchain",
+        {"tool": "a host C compiler that builds the launcher"},
+    ),
+    (
+        "FAILED test_x.py::test_out[4] - AssertionError: assert 0.0078125 <= ((2 * 0.0) + 3e-05)",
+        "numeric_mismatch",
+        {"test": "test_x.py::test_out[4]"},
+    ),
+    (
+        "ERROR [config.py:32] Failed to import kernels. Error: module 'triton.language' has no"
+        " attribute 'constexpr_function'",
+        "harness_error",
+        {"package": "triton.language", "form": "no attribute constexpr_function"},
+    ),
+]
 
 
 # Round 7: an assertion the report wrapped, a type's missing attribute, a frame whose "File"
 # was cut, the node's file system, a tool Triton cannot find, Python's caret markers.
-@pytest.mark.parametrize(
-    ("text", "kind", "facts"),
-    [
-        (
-            "python: lib/Dialect/TritonGPU/Transforms/X.cpp:5: f()\nconst: Assertion `a ==\n"
-            "b' failed.",
-            "pass_failure",
-            {"abort": "assertion a == b"},
-        ),
-        (
-            '  File "/v/site-packages/torch/_inductor/runtime/triton_heuristics.py", line 9, in'
-            " make_launcher\n    binary.__class__.launch_enter_hook,\n"
-            "                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
-            "InductorError: AttributeError: type object 'CompiledKernel' has no attribute 'hook'",
-            "harness_error",
-            {"package": "compiledkernel", "form": "no attribute hook"},
-        ),
-        (
-            '"/v/site-packages/triton/runtime/jit.py", line 78, in visit_Attribute\n'
-            "AttributeError: module 'triton.language' has no attribute 'cast'",
-            "frontend",
-            {},
-        ),
-        (
-            '  File "/v/site-packages/triton/runtime/build.py", line 69, in _load_module\n'
-            "ImportError: /root/.triton/cache/X/cuda_utils.so: cannot read file data: Stale"
-            " file handle",
-            "infrastructure",
-            {},
-        ),
-        ("RuntimeError: Cannot find ptxas.exe", "toolchain", {"tool": "ptxas"}),
-    ],
-)
-def test_round_seven_forms(text: str, kind: str, facts: dict[str, str]) -> None:
-    sig = signature_of("", text, None)
-    assert sig.kind == kind, sig
-    assert {name: sig.detail(name) for name in facts} == facts
+ROUND_7: list[Case] = [
+    (
+        "python: lib/Dialect/TritonGPU/Transforms/X.cpp:5: f()\nconst: Assertion `a ==\nb' failed.",
+        "pass_failure",
+        {"abort": "assertion a == b"},
+    ),
+    (
+        '  File "/v/site-packages/torch/_inductor/runtime/triton_heuristics.py", line 9, in'
+        " make_launcher\n    binary.__class__.launch_enter_hook,\n"
+        "                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "InductorError: AttributeError: type object 'CompiledKernel' has no attribute 'hook'",
+        "harness_error",
+        {"package": "compiledkernel", "form": "no attribute hook"},
+    ),
+    (
+        '"/v/site-packages/triton/runtime/jit.py", line 78, in visit_Attribute\n'
+        "AttributeError: module 'triton.language' has no attribute 'cast'",
+        "frontend",
+        {},
+    ),
+    (
+        '  File "/v/site-packages/triton/runtime/build.py", line 69, in _load_module\n'
+        "ImportError: /root/.triton/cache/X/cuda_utils.so: cannot read file data: Stale"
+        " file handle",
+        "infrastructure",
+        {},
+    ),
+    ("RuntimeError: Cannot find ptxas.exe", "toolchain", {"tool": "ptxas"}),
+]
 
 
 # Round 8: the host failing a process, a vendor's binary compiler run as a subprocess, a
 # kernel that is a plain function, a test's words for a wrong answer, ray's dead actor, an
 # op named as a diagnostic's subject.
-@pytest.mark.parametrize(
-    ("text", "kind", "facts"),
-    [
-        (
-            "terminate called after throwing an instance of 'std::system_error'\n"
-            "LLVM ERROR: pthread_create failed: Resource temporarily unavailable",
-            "crash",
-            {},
-        ),
-        (
-            "subprocess.CalledProcessError: Command '['/opt/bin/bishengir-compile', 'k.mlir',"
-            " '-o', 'k']' returned non-zero exit status 1.\n"
-            "loc(\"m.mlir\":1:1): error: 'tensor.empty' op Unsupported op",
-            "codegen",
-            {"tool": "binary", "message": "bishengir-compile"},
-        ),
-        (
-            "    kernel[grid](x, y)\nTypeError: 'function' object is not subscriptable",
-            "harness_error",
-            {},
-        ),
-        ("Kernel ran. Checking...\nTest failed (incorrect output)", "numeric_mismatch", {}),
-        (
-            "ray.exceptions.RayTaskError(ActorDiedError): ray::Runner.run() (pid=1)",
-            "infrastructure",
-            {"component": "worker"},
-        ),
-        (
-            "error: triton_xpu.unpack reached lowering without a buffer\nPassManager::run failed",
-            "pass_failure",
-            {"op": "triton_xpu.unpack"},
-        ),
-    ],
-)
-def test_round_eight_forms(text: str, kind: str, facts: dict[str, str]) -> None:
-    sig = signature_of("", text, None)
-    assert sig.kind == kind, sig
-    assert {name: sig.detail(name) for name in facts} == facts
+ROUND_8: list[Case] = [
+    (
+        "terminate called after throwing an instance of 'std::system_error'\n"
+        "LLVM ERROR: pthread_create failed: Resource temporarily unavailable",
+        "crash",
+        {},
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['/opt/bin/bishengir-compile', 'k.mlir',"
+        " '-o', 'k']' returned non-zero exit status 1.\n"
+        "loc(\"m.mlir\":1:1): error: 'tensor.empty' op Unsupported op",
+        "codegen",
+        {"tool": "binary", "message": "bishengir-compile"},
+    ),
+    (
+        "    kernel[grid](x, y)\nTypeError: 'function' object is not subscriptable",
+        "harness_error",
+        {},
+    ),
+    ("Kernel ran. Checking...\nTest failed (incorrect output)", "numeric_mismatch", {}),
+    (
+        "ray.exceptions.RayTaskError(ActorDiedError): ray::Runner.run() (pid=1)",
+        "infrastructure",
+        {"component": "worker"},
+    ),
+    (
+        "error: triton_xpu.unpack reached lowering without a buffer\nPassManager::run failed",
+        "pass_failure",
+        {"op": "triton_xpu.unpack"},
+    ),
+]
 
 
 # Round 9: a CI runner lost, the loader named in the error, a dtype the target lacks, a
 # native library that does not load, an op named where no diagnostic line survived, a test
 # id in Markdown bold.
-@pytest.mark.parametrize(
-    ("text", "kind", "facts"),
-    [
-        (
-            "The self-hosted runner: gpu-7 lost communication with the server.",
-            "infrastructure",
-            {"component": "runner"},
-        ),
-        (
-            "SystemError: <built-in function load_binary> returned NULL without setting an"
-            " exception",
-            "driver",
-            {},
-        ),
-        (
-            "ValueError: type fp8e4nv not supported in this architecture. The supported fp8"
-            " dtypes are ('fp8e5',)",
-            "frontend",
-            {},
-        ),
-        (
-            "ImportError: DLL load failed while importing libtriton: Die Routine fehlt.",
-            "harness_error",
-            {"package": "libtriton", "form": "does not load"},
-        ),
-        (
-            "oc(\"k.py\":3:4)): error: 'tt.fp_to_fp' op operand #0 must be floating point",
-            "pass_failure",
-            {"op": "tt.fp_to_fp"},
-        ),
-        (
-            "**FAILED tests/t.py::test_x[a-1]** - Mismatched elements: 3 / 8",
-            "numeric_mismatch",
-            {"test": "tests/t.py::test_x[a-1]"},
-        ),
-    ],
-)
-def test_round_nine_forms(text: str, kind: str, facts: dict[str, str]) -> None:
-    sig = signature_of("", text, None)
-    assert sig.kind == kind, sig
-    assert {name: sig.detail(name) for name in facts} == facts
+ROUND_9: list[Case] = [
+    (
+        "The self-hosted runner: gpu-7 lost communication with the server.",
+        "infrastructure",
+        {"component": "runner"},
+    ),
+    (
+        "SystemError: <built-in function load_binary> returned NULL without setting an exception",
+        "driver",
+        {},
+    ),
+    (
+        "ValueError: type fp8e4nv not supported in this architecture. The supported fp8"
+        " dtypes are ('fp8e5',)",
+        "frontend",
+        {},
+    ),
+    (
+        "ImportError: DLL load failed while importing libtriton: Die Routine fehlt.",
+        "harness_error",
+        {"package": "libtriton", "form": "does not load"},
+    ),
+    (
+        "oc(\"k.py\":3:4)): error: 'tt.fp_to_fp' op operand #0 must be floating point",
+        "pass_failure",
+        {"op": "tt.fp_to_fp"},
+    ),
+    (
+        "**FAILED tests/t.py::test_x[a-1]** - Mismatched elements: 3 / 8",
+        "numeric_mismatch",
+        {"test": "tests/t.py::test_x[a-1]"},
+    ),
+]
 
 
 # Round 10: the kernel's own log of a segfault, CUDA's device-side assertion, C++'s
 # headers without an extension, the runtime refusing a launch's configuration.
+ROUND_10: list[Case] = [
+    (
+        "[Apr 23 15:57:34] python[1788]: segfault at 18 ip 00007f63 sp 00007fff error 4 in"
+        " libx.so[28a57,7f63+6b000]",
+        "crash",
+        {"signal": "SIGSEGV"},
+    ),
+    ("Assertion `index out of bounds` failed.", "crash", {}),
+    (
+        "fatal error: 'climits' file not found\n   41 | #include <climits>",
+        "toolchain",
+        {"tool": "the host's C headers (climits)"},
+    ),
+    (
+        "RuntimeError: operator name is my_kernel.\nKernelLaunch failed because value 9 for"
+        " parameter coreDim is invalid.",
+        "driver",
+        {"kernel": "my_kernel"},
+    ),
+]
+
+
+# One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
     ("text", "kind", "facts"),
-    [
-        (
-            "[Apr 23 15:57:34] python[1788]: segfault at 18 ip 00007f63 sp 00007fff error 4 in"
-            " libx.so[28a57,7f63+6b000]",
-            "crash",
-            {"signal": "SIGSEGV"},
-        ),
-        ("Assertion `index out of bounds` failed.", "crash", {}),
-        (
-            "fatal error: 'climits' file not found\n   41 | #include <climits>",
-            "toolchain",
-            {"tool": "the host's C headers (climits)"},
-        ),
-        (
-            "RuntimeError: operator name is my_kernel.\nKernelLaunch failed because value 9 for"
-            " parameter coreDim is invalid.",
-            "driver",
-            {"kernel": "my_kernel"},
-        ),
-    ],
+    [*ROUND_3, *ROUND_4, *ROUND_5, *ROUND_6, *ROUND_7, *ROUND_8, *ROUND_9, *ROUND_10],
 )
-def test_round_ten_forms(text: str, kind: str, facts: dict[str, str]) -> None:
+def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None)
     assert sig.kind == kind, sig
     assert {name: sig.detail(name) for name in facts} == facts
