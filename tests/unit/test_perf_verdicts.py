@@ -149,21 +149,21 @@ def test_the_committed_h200_sample_is_a_run_with_its_figures(tmp_path: Path) -> 
 
 
 def test_the_real_kernel_h200_sample_launched_vllms_and_flaggems_kernels(tmp_path: Path) -> None:
-    """The 2026-12-01 H200 run: every real launch of vLLM's and FlagGems' kernels passed on
+    """The 2026-12-02 H200 run: every real launch of vLLM's and FlagGems' kernels passed on
     the GPU, each testcase naming the package it came from, and it ingests as it is."""
     import shutil
 
     from ci.results import reader
 
-    sample = Path(__file__).resolve().parents[2] / "docs" / "samples" / "2026-12-01-h200"
+    sample = Path(__file__).resolve().parents[2] / "docs" / "samples" / "2026-12-02-h200"
     cases = reader.read_cases(sample / "merged.xml", ["nvidia-triton-3.6.0"])
     launches = [c for c in cases if c.test.split("::")[-1].startswith("test_launch[")]
     sources = {c.properties.get("source") for c in launches}
     assert sources == {"vllm 0.24.0", "flag-gems 5.0.2"}
-    assert len(launches) == 19 and {c.outcome for c in launches} == {"passed"}
+    assert len(launches) == 20 and {c.outcome for c in launches} == {"passed"}
     kernels = {c.properties["kernel"] for c in launches}
     assert "kernel_unified_attention + reduce_segments" in kernels
     timed = [c for c in cases if c.test.split("::")[-1].startswith("test_vllm_")]
     assert len(timed) == 6 and all(float(c.properties["perf_ms"]) > 0 for c in timed)
-    run = shutil.copytree(sample, tmp_path / "results" / "20261201T112003Z-h200")
-    assert ingest_run(tmp_path / "results" / "history.sqlite", run).testcases == 283
+    run = shutil.copytree(sample, tmp_path / "results" / "20261202T035308Z-h200")
+    assert ingest_run(tmp_path / "results" / "history.sqlite", run).testcases == 436

@@ -75,7 +75,7 @@ def test_a_shape_is_the_test_parameters_less_the_config() -> None:
 
 def test_the_h200_samples_perf_series_are_drawn_with_dates(tmp_path: Path) -> None:
     db = tmp_path / "history.sqlite"
-    for sample in ("2026-11-30-h200", "2026-12-01-h200"):
+    for sample in ("2026-11-30-h200", "2026-12-02-h200"):
         shutil.copytree(SAMPLES / sample, tmp_path / sample)
         ingest_run(db, tmp_path / sample)
     trends = (build(db, tmp_path / "dashboard").parent / "trends.html").read_text()
@@ -96,10 +96,10 @@ def test_the_h200_samples_perf_series_are_drawn_with_dates(tmp_path: Path) -> No
     ]
     assert one_night.count('aria-roledescription="point"') == 2  # prefill and decode
     assert (
-        "night: Dec 01; ms (log): 13.126336; series: prefill-hd256-b4-q4096-ctx0-kv8" in one_night
+        "night: Dec 02; ms (log): 13.13728; series: prefill-hd256-b4-q4096-ctx0-kv8" in one_night
     )
     gdn = perf[
         "gdn_post_conv · qwen3.6-h128-hv16-k128-v128-bt16-w4-s2-bf16 · NVIDIA H200 · nvidia-triton-3.6.0"
     ]
     assert "night: Nov 30; ms: 0.148992; series: L4096" in gdn
-    assert "night: Dec 01; ms: 0.148704; series: L4096" in gdn
+    assert "night: Dec 02; ms: 0.1488; series: L4096" in gdn
