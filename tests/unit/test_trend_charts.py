@@ -95,9 +95,7 @@ def test_the_h200_samples_perf_series_are_drawn_with_dates(tmp_path: Path) -> No
         "unified_attention · hd256-bm16-t32-wdefault-sdefault-bf16 · NVIDIA H200 · nvidia-triton-3.6.0"
     ]
     assert one_night.count('aria-roledescription="point"') == 2  # prefill and decode
-    assert (
-        "night: Dec 02; ms (log): 13.13728; series: prefill-hd256-b4-q4096-ctx0-kv8" in one_night
-    )
+    assert "night: Dec 02; ms (log): 13.13728; series: prefill-hd256-b4-q4096-ctx0-kv8" in one_night
     gdn = perf[
         "gdn_post_conv · qwen3.6-h128-hv16-k128-v128-bt16-w4-s2-bf16 · NVIDIA H200 · nvidia-triton-3.6.0"
     ]

@@ -44,7 +44,9 @@ def test_the_launchers_prefill_tiles_against_the_best_config_of_the_run(db: Path
     decode = found[("vllm kernel_unified_attention", "decode-hd128-b64-q1-ctx4095-kv8")]
     assert decode.ratio < GAP_RATIO
     gdn = found[("vllm _fused_post_conv_kernel", "L4096")]
-    assert gdn.ratio < GAP_RATIO and gdn.best_config == "qwen3.6-h128-hv16-k128-v128-bt16-w4-s1-bf16"
+    assert (
+        gdn.ratio < GAP_RATIO and gdn.best_config == "qwen3.6-h128-hv16-k128-v128-bt16-w4-s1-bf16"
+    )
     # Another run's times are not this run's.
     assert tuning_gaps(Store(db).perf_records(), {LANE: "another-run"}) == []
 
