@@ -785,11 +785,65 @@ ROUND_10: list[Case] = [
     ),
 ]
 
+ROUND_11: list[Case] = [
+    # An assertion in code every pass shares, no pass named: the process aborted.
+    (
+        "python: /src/llvm-project/llvm/include/llvm/ADT/SmallVector.h:291: T&"
+        " llvm::SmallVectorTemplateCommon<T>::operator[](size_type): Assertion `idx < size()'"
+        " failed.\nAborted (core dumped)",
+        "crash",
+        {},
+    ),
+    # The same assertion where the log names the pass that ran: the pass failed.
+    (
+        "python: /src/llvm-project/llvm/include/llvm/ADT/SmallVector.h:291: T&"
+        " llvm::SmallVectorTemplateCommon<T>::operator[](size_type): Assertion `idx < size()'"
+        " failed.\n #7 0x7f mlir::triton::gpu::TritonGPUCoalescePass::runOnOperation()",
+        "pass_failure",
+        {},
+    ),
+    # An -opt tool runs nothing but a pass pipeline.
+    (
+        "triton-opt: /x/llvm/include/llvm/Support/Casting.h:566: decltype(auto) llvm::cast(const"
+        ' From&): Assertion `isa<To>(Val) && "cast<Ty>() argument of incompatible type!"\' failed.',
+        "pass_failure",
+        {},
+    ),
+    ("RuntimeError: `ptxas` raised SIGABRT", "codegen", {"tool": "ptxas", "message": "crashed"}),
+    (
+        "RuntimeError: Please run `ptxas /tmp/t.ptx` to confirm that this is a bug in `ptxas`\n"
+        "ptxas fatal   : Input file '/tmp/t.ptx' could not be opened",
+        "codegen",
+        {"tool": "ptxas", "message": "crashed"},
+    ),
+    (
+        "RuntimeError: Device does not support shared memory of 98304bytes",
+        "out_of_resources",
+        {"resource": "shared memory"},
+    ),
+    (
+        '  File "/site-packages/triton/backends/nvidia/driver.py", line 709, in __call__\n'
+        "    global_scratch = allocate_scratch(self.global_scratch_size)\n"
+        "RuntimeError: Kernel requires a runtime memory allocation, but no allocator was set."
+        " Use triton.set_allocator to specify an allocator.",
+        "harness_error",
+        {},
+    ),
+    (
+        ">       layer.op.forward(x)\nE       AttributeError: 'NoneType' object has no attribute"
+        " 'forward'\n\ntests/test_layer.py:12: AttributeError",
+        "harness_error",
+        {},
+    ),
+    ("RuntimeError: CUDA error: invalid device ordinal", "driver", {}),
+    ("RuntimeError: No HIP GPUs are available", "driver", {}),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
     ("text", "kind", "facts"),
-    [*ROUND_3, *ROUND_4, *ROUND_5, *ROUND_6, *ROUND_7, *ROUND_8, *ROUND_9, *ROUND_10],
+    [*ROUND_3, *ROUND_4, *ROUND_5, *ROUND_6, *ROUND_7, *ROUND_8, *ROUND_9, *ROUND_10, *ROUND_11],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None)
@@ -805,3 +859,24 @@ def test_an_actor_that_died_in_its_creation_is_what_killed_it() -> None:
         "RuntimeError: 0 active drivers ([]). There should only be one."
     )
     assert signature_of("", text, None).kind == "driver"
+
+
+def test_one_ptxas_crash_is_one_key_in_either_triton_wording() -> None:
+    old = "RuntimeError: Please run `ptxas /tmp/a.ptx` to confirm that this is a bug in `ptxas`"
+    new = "RuntimeError: `ptxas` raised SIGSEGV\n`ptxas` stderr:\n\nRepro command: ptxas /tmp/b.ptx"
+    assert signature_of("", old, None).key == signature_of("", new, None).key
+
+
+def test_an_abort_wrapped_over_lines_keeps_its_key() -> None:
+    site = "python: /p/lib/Tools/LinearLayout.cpp:503: LinearLayout LinearLayout::reshapeOuts()"
+    one = f"{site} const: Assertion `a == b' failed."
+    wrapped = f"{site}\nconst: Assertion `a ==\nb' failed."
+    assert signature_of("", one, None).key == signature_of("", wrapped, None).key
+    other = f"{site} const: Assertion `c == d' failed."
+    assert signature_of("", one, None).key != signature_of("", other, None).key
+
+
+def test_a_harness_errors_key_is_not_the_kernel_that_met_it() -> None:
+    line = "RuntimeError: Kernel requires a runtime memory allocation, but no allocator was set."
+    frame = '  File "/x/kernels.py", line 626, in forward\n    my_kernel[grid](x)\n'
+    assert signature_of("", frame + line, None).key == signature_of("", line, None).key

@@ -299,6 +299,11 @@ _BINDING_MISMATCH = re.compile(r"incompatible function arguments\. The following
 # The caller names an API the installed package lacks ("module 'triton' has no attribute
 # 'code_gen'"): outside the compiler, the two are of different versions.
 _API_MISSING = re.compile(r"(?:module|type object) '[\w.]+' has no attribute '\w+'")
+# A kernel needs memory at launch (a TMA descriptor, scratch) that Triton asks of the
+# allocator the program sets; none was set (a program written for an older Triton).
+_NO_ALLOCATOR = re.compile(r"no allocator was set\b|Use triton\.set_allocator\b")
+# The caller uses an object its setup never made (``None`` where an op or module should be).
+_NONE_OBJECT = re.compile(r"'NoneType' object has no attribute '\w+'")
 # The banner of a frontend error, or the one caret Triton puts under the kernel's source
 # column it points at (Python's own traceback markers are runs of carets).
 _COMPILATION_BANNER = re.compile(
@@ -349,6 +354,21 @@ TABLE: Tuple[Row, ...] = (
         # backend built against another Triton): the compiler under test is broken.
         not_in=TRITON_LAYERS,
         why="a compiled extension and its caller outside the compiler are of different versions",
+    ),
+    Row(
+        "harness_error",
+        words=_NO_ALLOCATOR,
+        scope="any",
+        why="the caller set no allocator for the memory a kernel asks of Triton at launch",
+    ),
+    Row(
+        "harness_error",
+        exception=re.compile(r"AttributeError"),
+        words=_NONE_OBJECT,
+        unless=_COMPILATION_BANNER,
+        # Inside Triton's frontend it is the kernel's code (a value the compiler lacks).
+        not_in=TRITON_LAYERS,
+        why="the caller's setup never made the object it uses (an op or module left None)",
     ),
     Row("toolchain", layer="host_build", why="building the launcher needs the host C compiler"),
     Row(

@@ -183,6 +183,8 @@ _PTXAS_SHARED = re.compile(
     r"uses too much shared data \((?P<required>0x[0-9a-f]+|\d+) bytes, "
     r"(?P<limit>0x[0-9a-f]+|\d+) max\)"
 )
+# Triton 1.x and 2.0's check of a kernel's shared memory against the device's, before a launch.
+_DEVICE_SHARED = re.compile(r"Device does not support shared memory of (?P<required>\d+) ?bytes")
 _PASS_IN_WRAPPER = re.compile(r"PassManager::run failed|'[a-z_]+\.[\w.]+' op\b|\berror:")
 # The raise itself, where the report lost its message: ``raise OutOfResources(required,
 # limit, "name")``; literal zeros for both figures are a wrapped pass failure's placeholders.
@@ -230,6 +232,9 @@ def resource_failure(text: str) -> ResourceFailure | None:
     if ptxas is not None:
         required, limit = str(int(ptxas["required"], 0)), str(int(ptxas["limit"], 0))
         return ResourceFailure("shared memory", required, limit, False, ptxas.group(0))
+    device = _DEVICE_SHARED.search(text)
+    if device is not None:
+        return ResourceFailure("shared memory", device["required"], "", False, device.group(0))
     overflow = _OVERFLOW.search(text)
     if overflow is not None:
         return ResourceFailure(
@@ -275,6 +280,17 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\bPI_ERROR_\w+|\bUR_RESULT_ERROR_\w+"
         ),
     ),
+    # No usable device: the runtime has none, or refuses the one asked for (its ordinal,
+    # its visibility), in CUDA's, HIP's, torch's and Ascend's words.
+    (
+        DRIVER,
+        re.compile(
+            r"invalid device ordinal|\bInvalid device ID\b|Failed to set visible device"
+            r"|\bSetDevice\([^)\n]*\), error code|No (?:CUDA|HIP|XPU) GPUs are available"
+            r"|Found no NVIDIA driver on your system|no CUDA-capable device is detected",
+            re.I,
+        ),
+    ),
 )
 
 INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -306,10 +322,19 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # (tool, form); group "message" is the identity of the failure.
+    # (tool, form); group "message" is the identity of the failure; a form with a group
+    # "crashed" says the tool itself died, whatever it printed (identity: the tool crashed).
     ("llvm", re.compile(r"LLVM ERROR: (?P<message>Cannot select:[^\n]*)")),
     ("llc", re.compile(r"error: (?P<message>ran out of registers during register allocation)")),
     # ptxas's diagnostic on a line of the PTX: the failure itself, whatever wraps it.
+    # ptxas killed by a signal, in Triton's words: a crash of the assembler is its failure
+    # (3.x names the signal; 2.x asked the user to rerun ptxas, on SIGSEGV). Before ptxas's
+    # own diagnostics: a rerun by hand prints other errors (its input was a temporary file).
+    ("ptxas", re.compile(r"`ptxas` raised (?P<crashed>SIG[A-Z]+)")),
+    (
+        "ptxas",
+        re.compile(r"Please run `ptxas [^`]*` to confirm that this is a bug in `(?P<crashed>\w+)`"),
+    ),
     ("ptxas", re.compile(r"ptxas [^\n,;]*, line \d+; error\s*: (?P<message>[^\n]+)")),
     ("ptxas", re.compile(r"ptxas (?:fatal|error)\s*: (?P<message>[^\n]+)")),
     ("ptxas", re.compile(r"(?P<message>`?ptxas`? failed with error code (?!-)\d+)")),
@@ -433,6 +458,23 @@ _HOST_EXHAUSTED = re.compile(
     r"pthread_create failed|std::system_error|std::bad_alloc|LLVM ERROR: out of memory"
 )
 
+# An assertion in code every pass shares (LLVM's containers and casts, Triton's layout
+# algebra in lib/Tools) names no pass by itself: the process aborted. It is a pass's failure
+# only where the log names one (a pass diagnostic, a pass frame, an -opt tool running a
+# pipeline, a stage of passes); otherwise a crash.
+_UTILITY_ASSERTION = re.compile(
+    r"[/\\](?:llvm[/\\](?:ADT|Support)|lib[/\\]Tools)[/\\][\w./\\-]+\.(?:h|cpp):\d+:"
+    r".{0,600}?Assertion `",
+    re.S,
+)
+_PASS_NAMED = re.compile(
+    r"PassManager::run failed|Pipeline failed\s+while executing|MLIR pass pipeline"
+    r"|failed to legalize|'[a-z_]+\.[\w.]+' op\b|(?:^\s*|:\d+:\d+:\s*)error: "
+    r"|[`'][\w-]+[`'] pass\b|\w+Pass::\w+|::runOnOperation\b|^\s*[\w.-]+-opt: "
+    r"|\bmake_(?:tt\w*ir|llir)\b",
+    re.M,
+)
+
 # An exception raised inside Triton's compile path, in none of the forms above.
 _COMPILE_FRAME = re.compile(
     r"File \"[^\"]*[\\/]triton[\\/](?:compiler[\\/]compiler|backends[\\/]\w+[\\/]compiler\w*)\.py\""
@@ -465,6 +507,8 @@ def kind_of(text: str) -> str:
     if any(form.search(text) for form in FRONTEND_FORMS):
         return FRONTEND
     if _HOST_EXHAUSTED.search(text):
+        return CRASH
+    if _UTILITY_ASSERTION.search(text) and not _PASS_NAMED.search(text):
         return CRASH
     if any(form.search(text) for form in PASS_FAILURE_FORMS):
         return PASS_FAILURE

@@ -342,8 +342,9 @@ _ASSERTION = re.compile(
     r"Assertion `(?P<condition>[^'`]+?)' failed"
     r"|Assertion failed: (?P<msvc>.+?), file (?P<msvc_site>\S+\.(?:cpp|h|hpp|cc)), line \d+"
 )
+# The site, then the function's signature, which a report may wrap over lines.
 _ASSERTION_SITE = re.compile(
-    r"(?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):(?P<line>\d+):[^\n]*Assertion `"
+    r"(?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):(?P<line>\d+):[^`]{0,400}?Assertion `"
 )
 _UNREACHABLE = re.compile(
     r"UNREACHABLE executed at (?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):(?P<line>\d+)"
@@ -561,8 +562,10 @@ def _codegen(kind: str, evidence: Evidence) -> Signature:
         found = form.search(evidence.text)
         if found is None:
             continue
-        tool, message = name, found["message"]
-        stage = found.groupdict().get("stage") or ""
+        groups = found.groupdict()
+        tool = name
+        message = "crashed" if groups.get("crashed") else found["message"]
+        stage = groups.get("stage") or ""
         if name == "binary" and not message.strip():
             following = evidence.text[found.end() :].strip().splitlines()
             message = following[0] if following else ""
@@ -877,6 +880,11 @@ def _crash(kind: str, evidence: Evidence) -> Signature:
         where = stage
     else:
         where = layer or (f"{frame['file']} {frame['function']}" if frame else "")
+    if not where:
+        # An abort with no frame of Triton's: where it asserted, and what (one line however
+        # the report wrapped it), is what every report of it shows.
+        abort, site = _abort(text)
+        where = f"{Path(site).name}: {' '.join(abort.split())}"[:200] if abort else ""
     return Signature(
         kind=kind,
         key=_with_fallback(kind, [name, where, kernel], evidence),
@@ -971,7 +979,8 @@ def _harness(kind: str, evidence: Evidence) -> Signature:
     """The package that does not import, and how: its message's wording is not the identity."""
     found = next(((form, m) for form, p in _PACKAGE_FORMS if (m := p.search(evidence.text))), None)
     if found is None:
-        return _headline_signature(kind, evidence)
+        # The environment's fault is the same whichever kernel met it first: not keyed by it.
+        return _headline_signature(kind, evidence, keyed_by_kernel=False)
     form, match = found
     package = match["package"].lower()
     if match.groupdict().get("api"):
@@ -984,7 +993,7 @@ def _harness(kind: str, evidence: Evidence) -> Signature:
     )
 
 
-def _headline_signature(kind: str, evidence: Evidence) -> Signature:
+def _headline_signature(kind: str, evidence: Evidence, keyed_by_kernel: bool = True) -> Signature:
     """Kinds with no identity of their own: the error line, the stage and the kernel."""
     line = headline(evidence)
     stage, kernel = stage_of(evidence), kernel_of(evidence)
@@ -993,7 +1002,7 @@ def _headline_signature(kind: str, evidence: Evidence) -> Signature:
     found = structure.parse(evidence.text).found() if kind == taxonomy.UNCLASSIFIED else ""
     return Signature(
         kind=kind,
-        key=make_key(kind, without_numbers(line)[:200], stage, kernel),
+        key=make_key(kind, without_numbers(line)[:200], stage, kernel if keyed_by_kernel else ""),
         summary=f"{described}: {normalise(line)[:300]}" + (f" [{found}]" if found else ""),
         details=_details(
             headline=normalise(line)[:300], stage=stage, kernel=kernel, structure=found
