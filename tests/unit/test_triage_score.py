@@ -21,11 +21,12 @@ FLOORS = {
     "frozen-4": {"logs": 41, "right": 38, "facts_kept": 14, "groups_split": 0, "collisions": 3},
     "frozen-5": {"logs": 40, "right": 39, "facts_kept": 17, "groups_split": 1, "collisions": 2},
     "frozen-6": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 2, "collisions": 2},
-    "frozen-7": {"logs": 34, "right": 32, "facts_kept": 10, "groups_split": 1, "collisions": 2},
+    "frozen-7": {"logs": 34, "right": 34, "facts_kept": 10, "groups_split": 1, "collisions": 2},
     "frozen-8": {"logs": 34, "right": 34, "facts_kept": 18, "groups_split": 0, "collisions": 1},
     "frozen-9": {"logs": 36, "right": 35, "facts_kept": 12, "groups_split": 0, "collisions": 1},
     "frozen-10": {"logs": 36, "right": 35, "facts_kept": 10, "groups_split": 2, "collisions": 2},
-    "frozen-11": {"logs": 32, "right": 23, "facts_kept": 4, "groups_split": 2, "collisions": 1},
+    "frozen-11": {"logs": 32, "right": 32, "facts_kept": 5, "groups_split": 0, "collisions": 1},
+    "frozen-12": {"logs": 40, "right": 30, "facts_kept": 15, "groups_split": 2, "collisions": 2},
 }
 
 
@@ -68,6 +69,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-9",
         "frozen-10",
         "frozen-11",
+        "frozen-12",
     ]
 
 
