@@ -839,11 +839,67 @@ ROUND_11: list[Case] = [
     ("RuntimeError: No HIP GPUs are available", "driver", {}),
 ]
 
+ROUND_12: list[Case] = [
+    (
+        "AssertionError:\nArrays are not almost equal to 3 decimals\n\nx and y nan location mismatch:",
+        "numeric_mismatch",
+        {},
+    ),
+    (
+        '  File "t.py", line 9, in test_op\n    np.testing.assert_array_equal(a, b)\nAssertionError',
+        "numeric_mismatch",
+        {},
+    ),
+    (
+        "FAILED t.py::test_x[1] - AssertionError: Tensor must have same nan elements",
+        "numeric_mismatch",
+        {"test": "t.py::test_x[1]"},
+    ),
+    # The argument binder Triton generates meets a dtype this release does not know.
+    (
+        '  File "<string>", line 2, in dynamic_func\n'
+        '  File "/x/triton/_utils.py", line 105, in canonicalize_dtype\n'
+        "    return type_canonicalisation_dict[dtype_str]\nKeyError: 'float4_e2m1'",
+        "frontend",
+        {},
+    ),
+    (
+        "[rank0]:[E1 ProcessGroupNCCL.cpp:1743] [PG ID 0 Rank 0] ProcessGroupNCCL's watchdog got"
+        " stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+        "infrastructure",
+        {},
+    ),
+    ("FAILED a.py::t[1] - worker 'gw3' crashed while running 'a.py::t[1]'", "crash", {}),
+    (
+        "error: total scratch space exceeds HW supported limit for kernel k:\n"
+        "  300000 bytes (max permitted PTSS 262144 bytes)\nerror: backend compiler failed build.",
+        "out_of_resources",
+        {"resource": "scratch space"},
+    ),
+    (
+        "RuntimeError: Triton Error [ZE]: 0x70000004\n\nL0 build module failed. Log:\nerror: bad"
+        "\nin kernel: 'my_kernel'\nerror: backend compiler failed build.",
+        "codegen",
+        {"kernel": "my_kernel"},
+    ),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
     ("text", "kind", "facts"),
-    [*ROUND_3, *ROUND_4, *ROUND_5, *ROUND_6, *ROUND_7, *ROUND_8, *ROUND_9, *ROUND_10, *ROUND_11],
+    [
+        *ROUND_3,
+        *ROUND_4,
+        *ROUND_5,
+        *ROUND_6,
+        *ROUND_7,
+        *ROUND_8,
+        *ROUND_9,
+        *ROUND_10,
+        *ROUND_11,
+        *ROUND_12,
+    ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None)

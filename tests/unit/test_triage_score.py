@@ -26,7 +26,7 @@ FLOORS = {
     "frozen-9": {"logs": 36, "right": 35, "facts_kept": 12, "groups_split": 0, "collisions": 1},
     "frozen-10": {"logs": 36, "right": 35, "facts_kept": 10, "groups_split": 2, "collisions": 2},
     "frozen-11": {"logs": 32, "right": 32, "facts_kept": 5, "groups_split": 0, "collisions": 1},
-    "frozen-12": {"logs": 40, "right": 30, "facts_kept": 15, "groups_split": 2, "collisions": 2},
+    "frozen-12": {"logs": 40, "right": 37, "facts_kept": 18, "groups_split": 2, "collisions": 2},
 }
 
 

@@ -55,6 +55,10 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     ),
     ("loader", re.compile(r"triton/backends/\w+/driver\.py$|triton/runtime/driver\.py$"), None),
     ("launcher", re.compile(r"^<string>$"), re.compile(r"^launcher$")),
+    # The argument binder the JIT generates for each kernel (3.3+): it reads the arguments'
+    # types, with the type helpers it calls.
+    (FRONTEND_LAYER, re.compile(r"^<string>$"), re.compile(r"^dynamic_func$")),
+    (FRONTEND_LAYER, re.compile(r"triton/_utils\.py$"), re.compile(r"^canonicalize_\w+$")),
     ("launcher", re.compile(r"triton/runtime/jit\.py$"), re.compile(r"^(?:run|<lambda>)$")),
     # The rest of the JIT reads the kernel's source and binds its arguments.
     (FRONTEND_LAYER, re.compile(r"triton/runtime/jit\.py$"), None),
@@ -75,7 +79,9 @@ EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
     (
         "collective",
         re.compile(
-            r"Watchdog caught collective operation timeout|ProcessGroupNCCL\S*\s*watchdog", re.I
+            r"Watchdog caught collective operation timeout|ProcessGroupNCCL\S*\s*watchdog"
+            r"|\bwatchdog got stuck\b|Terminating the process after attempting to dump debug info",
+            re.I,
         ),
     ),
     (

@@ -183,6 +183,13 @@ _PTXAS_SHARED = re.compile(
     r"uses too much shared data \((?P<required>0x[0-9a-f]+|\d+) bytes, "
     r"(?P<limit>0x[0-9a-f]+|\d+) max\)"
 )
+# A vendor compiler's own words for a limit a kernel exceeds, with both figures in bytes
+# (Intel's IGC: "total scratch space exceeds HW supported limit for kernel k: 345088 bytes
+# (max permitted PTSS 262144 bytes)").
+_EXCEEDS = re.compile(
+    r"(?:total )?(?P<resource>[a-z][a-z ]{2,30}?) exceeds [^\n]{0,40}?limit[^\n]{0,80}?:?\s*"
+    r"(?P<required>\d+) bytes \(max[^\d)]{0,40}(?P<limit>\d+) bytes\)"
+)
 # Triton 1.x and 2.0's check of a kernel's shared memory against the device's, before a launch.
 _DEVICE_SHARED = re.compile(r"Device does not support shared memory of (?P<required>\d+) ?bytes")
 _PASS_IN_WRAPPER = re.compile(r"PassManager::run failed|'[a-z_]+\.[\w.]+' op\b|\berror:")
@@ -232,6 +239,11 @@ def resource_failure(text: str) -> ResourceFailure | None:
     if ptxas is not None:
         required, limit = str(int(ptxas["required"], 0)), str(int(ptxas["limit"], 0))
         return ResourceFailure("shared memory", required, limit, False, ptxas.group(0))
+    exceeds = _EXCEEDS.search(text)
+    if exceeds is not None:
+        return ResourceFailure(
+            exceeds["resource"], exceeds["required"], exceeds["limit"], False, exceeds.group(0)
+        )
     device = _DEVICE_SHARED.search(text)
     if device is not None:
         return ResourceFailure("shared memory", device["required"], "", False, device.group(0))
@@ -418,6 +430,8 @@ CRASH_FORMS = (
     re.compile(r"(?P<fatal>[Ss]egmentation fault)"),
     re.compile(r"\((?P<fatal>core dumped)\)"),
     re.compile(r"(?P<stack>Stack dump:|PLEASE submit a bug report)"),
+    # pytest-xdist lost the worker process that ran the test (it died under the test).
+    re.compile(r"(?P<lost>worker '[^']+' crashed) while running"),
     # The device faulted in a kernel (a hardware trap, an illegal address).
     re.compile(r"(?P<device>trapType: [\w ]+|an illegal memory access was encountered)"),
 )
@@ -433,8 +447,17 @@ NUMERIC_FORMS = (
         r"\b(?:incorrect|wrong) (?:output|result)s?\b|\bresults? (?:do not|don't|does not) match",
         re.IGNORECASE,
     ),
-    # The test's assertion itself, as pytest shows it: over a difference or a closeness check.
+    # The test's assertion itself, as pytest shows it: over a difference or a closeness check,
+    # or a call of a closeness or array-equality helper (its own or a library's).
     re.compile(r"^\s*>?\s*assert\b[^\n]*(?:allclose|isclose|assert_close|\.abs\(\)|\babs\()", re.M),
+    re.compile(
+        r"^\s*>?\s*(?:[\w.]+\.)?\w*assert\w*(?:_close|allclose|_equal|array_equal)\w*\(", re.M
+    ),
+    # NumPy's and the array helpers' own words for values that differ.
+    re.compile(
+        r"Arrays are not (?:almost )?equal|\b(?:nan|inf) location mismatch"
+        r"|must have (?:the )?same (?:infinite|nan|NaN) elements"
+    ),
     # A test's assertion comparing figures, as pytest shows the values: a tolerance.
     re.compile(r"AssertionError: assert [-+]?\d+\.\d*(?:e[-+]?\d+)? *(?:<=|<|>=|>) "),
     # A test's own words for how far the values are: "Max diff: 0.29", "max_abs_diff=3e-2".

@@ -248,7 +248,12 @@ _KERNEL_FORMS = (
     re.compile(r"CompilationError: at \d+:\d+:\s*\n\s*def (?P<name>\w+)\("),
     re.compile(r"^\s*(?:[\w.]+\s*=\s*)?(?P<name>[A-Za-z_]\w*)\[[^\]\n]*\]\(", re.MULTILINE),
     # Triton 2's launcher: generated code ("<string>") in a function named after the kernel.
-    re.compile(r"File \"<string>\", line \d+, in (?P<name>(?!launcher\b|<)[A-Za-z_]\w*)"),
+    # (3.3+ generates an argument binder there too: "dynamic_func" is not a kernel.)
+    re.compile(
+        r"File \"<string>\", line \d+, in (?P<name>(?!launcher\b|dynamic_func\b|<)[A-Za-z_]\w*)"
+    ),
+    # Intel's graphics compiler, in the driver's module build log.
+    re.compile(r"^in kernel: '(?P<name>\w+)'", re.MULTILINE),
 )
 
 
