@@ -181,15 +181,36 @@ def confusion_table(results: list[Score]) -> str:
     return "\n".join(lines)
 
 
+def combined(name: str, results: list[Score]) -> Score:
+    """The splits' figures summed, each split scored alone (a key is compared within its
+    split only): what the README quotes beside the tuning set."""
+    total = Score(name)
+    for r in results:
+        total.logs += r.logs
+        total.right += r.right
+        total.facts += r.facts
+        total.facts_kept += r.facts_kept
+        total.groups += r.groups
+        total.groups_one_key += r.groups_one_key
+        total.collisions += r.collisions
+        total.confusion.update(r.confusion)
+        total.wrong += r.wrong
+    return total
+
+
 def report(results: list[Score], verbose: bool = True) -> str:
-    out = [summary_line(r) for r in results]
+    """Each set's figures, the frozen splits' together, the confusion of the tuning set
+    beside all frozen splits, then per set."""
+    frozen = combined("frozen splits, all", [r for r in results if r.name != "tuning"])
+    out = [summary_line(r) for r in results] + [summary_line(frozen)]
     if verbose:
         for r in results:
             out += [f"  {r.name} wrong class: {i} labelled {k}, given {g}" for i, k, g in r.wrong]
             out += [f"  {r.name} collision: {key} <- {bugs}" for key, bugs in r.collisions]
             out += [f"  {r.name} same bug, keys: {b} -> {keys}" for b, keys in r.split.items()]
             out += [f"  {r.name} fact lost: {i} {f}={v!r} (got {g!r})" for i, f, v, g in r.lost]
-    out += ["", confusion_table(results)]
+    tuning = [r for r in results if r.name == "tuning"]
+    out += ["", confusion_table([*tuning, frozen]), "", confusion_table(results)]
     return "\n".join(out)
 
 

@@ -127,3 +127,17 @@ def test_a_repr_error_needs_a_compilation_banner_to_be_frontend() -> None:
 
     assert kind_of("    x = y\n        ^\nNameError('y is not defined')") == "frontend"
     assert kind_of("NameError('y is not defined')") != "frontend"
+
+
+def test_the_frozen_splits_together_are_their_sums() -> None:
+    first = triage_score.Score("a", logs=3, right=2, groups=1, groups_one_key=1)
+    first.confusion.update({("crash", "crash"): 2, ("driver", "codegen"): 1})
+    second = triage_score.Score("b", logs=2, right=2, collisions=[("k", ["x", "y"])])
+    second.confusion.update({("crash", "crash"): 2})
+    total = triage_score.combined("all", [first, second])
+    assert (total.logs, total.right, total.groups_one_key) == (5, 4, 1)
+    assert total.collisions == [("k", ["x", "y"])]
+    assert total.confusion == {("crash", "crash"): 4, ("driver", "codegen"): 1}
+    table = triage_score.report([triage_score.Score("tuning"), first, second], verbose=False)
+    assert "all: classes right 4 of 5 (80%)" in table
+    assert "| labelled | tuning: given | frozen splits, all: given |" in table
