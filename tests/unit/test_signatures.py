@@ -884,6 +884,49 @@ ROUND_12: list[Case] = [
     ),
 ]
 
+ROUND_13: list[Case] = [
+    # glibc's assertion header in a pass's source, the report cut before the condition.
+    (
+        "python3: /src/lib/Dialect/TritonGPU/Transforms/Pipeliner.cpp:88: void f(): Assertio",
+        "pass_failure",
+        {},
+    ),
+    ("LLVM ERROR: Can't find libdevice at /x/lib/libdevice.10.bc", "toolchain", {}),
+    ("/bin/sh: 1: /opt/llvm/bin/clang++: not found", "toolchain", {}),
+    (
+        "/x/include/sycl_functions.h:13:10: fatal error:\n      'level_zero/ze_api.h' file not found",
+        "toolchain",
+        {},
+    ),
+    # The binary holds no code for this device; torch's advice about DSA is not a fault.
+    (
+        "RuntimeError: HIP error: invalid device function\nCompile with `TORCH_USE_HIP_DSA` to"
+        " enable device-side assertions.",
+        "driver",
+        {},
+    ),
+    (
+        "[HIP] x.h:85 fail to call hipModuleLoad(&m, path) ---> [HIP error](file not found)",
+        "driver",
+        {},
+    ),
+    (
+        "RuntimeError: level_zero backend failed with error: 20 (UR_RESULT_ERROR_DEVICE_LOST)",
+        "crash",
+        {},
+    ),
+    ("[drm] Tile0: GT0: Engine memory CAT error [18]: class=ccs, guc_id=12", "crash", {}),
+    ("(raylet) Raylet is terminated. Termination is unexpected.", "infrastructure", {}),
+    # A limit exceeded with its figures, inside the driver's module build log.
+    (
+        "RuntimeError: Triton Error [ZE]: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE\nL0 build module"
+        " failed. Log:\nerror: total scratch space exceeds HW supported limit for kernel k_1:"
+        " 271680 bytes (max permitted PTSS 262144 bytes)",
+        "out_of_resources",
+        {"kernel": "k_1", "resource": "scratch space"},
+    ),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
@@ -899,6 +942,7 @@ ROUND_12: list[Case] = [
         *ROUND_10,
         *ROUND_11,
         *ROUND_12,
+        *ROUND_13,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

@@ -90,6 +90,7 @@ EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
             r"(?:Actor|RayActor)(?:Died)?Error: The actor died unexpectedly"
             r"|The actor is dead because its worker process has died"
             r"|A worker died or was killed while executing a task|\bActorDiedError\b"
+            r"|Raylet is terminated"
         ),
     ),
     ("build", re.compile(r"fatal error: Killed signal terminated program (?P<program>cc1\w*|\S+)")),
@@ -258,14 +259,18 @@ _IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
 # A fault of the device while a kernel ran, reported through the driver's error path.
 _DEVICE_FAULT = re.compile(
     r"illegal memory access|misaligned address|unspecified launch failure"
-    r"|illegal instruction|hardware (?:exception|stack error)|trapType|device-side assert",
+    r"|illegal instruction|hardware (?:exception|stack error)|trapType"
+    # Not "enable device-side assertions": torch appends that advice to every device error.
+    r"|device-side assert(?:ion)? triggered|DEVICE_LOST\b|\bdevice (?:was )?lost\b",
     re.I,
 )
 # A device's own report that a kernel faulted, printed outside any exception line (Ascend's
 # runtime: an AI core or vector core exception, an abnormal core execution).
 _DEVICE_REPORT = re.compile(
     r"\bai ?core exception\b|\b(?:ai ?core|vector core|cube core) execution is abnormal"
-    r"|\baivec error\b|\bai ?core error\b|\bAicore kernel execute failed",
+    r"|\baivec error\b|\bai ?core error\b|\bAicore kernel execute failed"
+    # Intel's kernel driver (xe): the engine faulted on the kernel's memory and was reset.
+    r"|Engine memory CAT error|exec queue reset detected",
     re.I,
 )
 # The driver's own compiler failed to build the module from the IR it was given (a PTX or
@@ -283,6 +288,13 @@ _TIMED_OUT = r"(?:time[sd]? ?out|did not (?:finish|complete) (?:with)?in)"
 _COMPILE_TIMEOUT = re.compile(
     rf"^[^\n]*(?:\b{_TIMED_OUT}\b[^\n]*\b{_WAITED}|\b{_WAITED}[^\n]*\b{_TIMED_OUT}\b)[^\n]*$",
     re.I | re.M,
+)
+# A compiler's report of a limit a kernel exceeds, with both figures in bytes (Intel's IGC:
+# "total scratch space exceeds HW supported limit for kernel k: 345088 bytes (max permitted
+# PTSS 262144 bytes)"): out of resources, whatever layer or wrapper reports it.
+LIMIT_EXCEEDED = re.compile(
+    r"(?:total )?(?P<resource>[a-z][a-z ]{2,30}?) exceeds [^\n]{0,40}?limit[^\n]{0,80}?:?\s*"
+    r"(?P<required>\d+) bytes \(max[^\d)]{0,40}(?P<limit>\d+) bytes\)"
 )
 # The package environment: a package is absent or does not import.
 _PACKAGE_MISSING = re.compile(
@@ -375,6 +387,12 @@ TABLE: Tuple[Row, ...] = (
         # Inside Triton's frontend it is the kernel's code (a value the compiler lacks).
         not_in=TRITON_LAYERS,
         why="the caller's setup never made the object it uses (an op or module left None)",
+    ),
+    Row(
+        "out_of_resources",
+        words=LIMIT_EXCEEDED,
+        scope="any",
+        why="a compiler reports a limit the kernel exceeds, with the figures (whoever wraps it)",
     ),
     Row("toolchain", layer="host_build", why="building the launcher needs the host C compiler"),
     Row(

@@ -128,12 +128,24 @@ _MISSING_TOOL = (
         "a host C compiler that builds the launcher ({tool})",
     ),
     (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
+    # The shell found no such program: a compiler or linker a build step calls.
+    (
+        re.compile(
+            r"(?:^|\n)\s*(?:/bin/)?(?:ba)?sh: (?:\d+: |line \d+: )?(?P<tool>\S*?"
+            r"(?:clang\+\+|clang|gcc|g\+\+|cc|c\+\+|nvcc|hipcc|icpx|ptxas|ld\.lld|llc|ocloc))"
+            r"(?:: not found|: command not found|: No such file or directory)"
+        ),
+        "{tool}",
+    ),
+    # The CUDA device library the NVIDIA backend links every kernel with (bundled with Triton
+    # or taken from the CUDA toolkit).
+    (re.compile(r"Can't find libdevice\b|\blibdevice not found\b"), "libdevice"),
     (re.compile(r"Cannot find (?P<tool>ptxas|nvcc|nvdisasm|cuobjdump|ld\.lld|clang)\b"), "{tool}"),
     # A header of the host's SDK that a C or C++ source includes (Python.h, cuda.h, climits):
     # GCC's, Clang's and TinyCC's words, MSVC's error code (its words are localised).
     (
         re.compile(
-            r"(?:fatal error: |error: include file |fatal error C1083:[^\n]*?)"
+            r"(?:fatal error:\s+|error: include file |fatal error C1083:[^\n]*?)"
             r"(?:(?P<tool>[\w/.+-]+\.h)|['\"\u201c](?P<bare>[\w/.+-]+)['\"\u201d])"
             r"['\"\u201d]?(?:: No such file| file not found| not found)"
         ),
@@ -186,10 +198,7 @@ _PTXAS_SHARED = re.compile(
 # A vendor compiler's own words for a limit a kernel exceeds, with both figures in bytes
 # (Intel's IGC: "total scratch space exceeds HW supported limit for kernel k: 345088 bytes
 # (max permitted PTSS 262144 bytes)").
-_EXCEEDS = re.compile(
-    r"(?:total )?(?P<resource>[a-z][a-z ]{2,30}?) exceeds [^\n]{0,40}?limit[^\n]{0,80}?:?\s*"
-    r"(?P<required>\d+) bytes \(max[^\d)]{0,40}(?P<limit>\d+) bytes\)"
-)
+_EXCEEDS = structure.LIMIT_EXCEEDED
 # Triton 1.x and 2.0's check of a kernel's shared memory against the device's, before a launch.
 _DEVICE_SHARED = re.compile(r"Device does not support shared memory of (?P<required>\d+) ?bytes")
 _PASS_IN_WRAPPER = re.compile(r"PassManager::run failed|'[a-z_]+\.[\w.]+' op\b|\berror:")
@@ -292,6 +301,22 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\bPI_ERROR_\w+|\bUR_RESULT_ERROR_\w+"
         ),
     ),
+    # The binary holds no code the device can run (built for another architecture).
+    (
+        DRIVER,
+        re.compile(
+            r"\b(?:HIP|CUDA) error: invalid device function|hipErrorInvalidDeviceFunction"
+            r"|cudaErrorInvalidDeviceFunction"
+        ),
+    ),
+    # The runtime could not load the compiled module (HIP's, CUDA's loader).
+    (
+        DRIVER,
+        re.compile(
+            r"\b(?:hip|cu)ModuleLoad\w*\([^\n]*(?:\bfail|\berror|HIP error|CUDA error)", re.I
+        ),
+    ),
+    (DRIVER, re.compile(r"fail(?:ed)? to call (?:hip|cu)ModuleLoad", re.I)),
     # No usable device: the runtime has none, or refuses the one asked for (its ordinal,
     # its visibility), in CUDA's, HIP's, torch's and Ascend's words.
     (
@@ -391,6 +416,12 @@ PASS_FAILURE_FORMS = (
     re.compile(r"'[a-z_]+\.[\w.]+' op\b"),
     re.compile(r"failed to legalize"),
     re.compile(r"Assertion `[^'`]+?' failed"),  # its condition may be wrapped over lines
+    # glibc's assertion header in a compiler's pass or analysis source, where the report cut
+    # the line before the condition: "prog: /x/lib/Analysis/Allocation.cpp:43: f(): Assertio".
+    re.compile(
+        r"[/\\]lib[/\\](?:Analysis|Dialect|Conversion|Transforms|Target)[/\\][\w/\\]+\.cpp:\d+:"
+        r" [^\n]*: Asser"
+    ),
     re.compile(r"Assertion failed: .+?, file \S+, line \d+"),  # MSVC's C runtime
     re.compile(r"UNREACHABLE executed at"),
     re.compile(r"LLVM ERROR: "),

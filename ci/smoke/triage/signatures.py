@@ -253,7 +253,8 @@ _KERNEL_FORMS = (
         r"File \"<string>\", line \d+, in (?P<name>(?!launcher\b|dynamic_func\b|<)[A-Za-z_]\w*)"
     ),
     # Intel's graphics compiler, in the driver's module build log.
-    re.compile(r"^in kernel: '(?P<name>\w+)'", re.MULTILINE),
+    re.compile(r"\bin kernel:? '(?P<name>\w+)'"),
+    re.compile(r"\blimit for kernel (?P<name>\w+):"),
 )
 
 
@@ -730,6 +731,9 @@ def _event_signature(kind: str, evidence: Evidence, event: str) -> Signature:
     elif event == "build":
         killed = _KILLED_PROGRAM.search(text)
         what = f"{killed['program']} killed (memory)" if killed else ""
+    elif event == "worker":
+        # Ray's own daemon lost, or a worker (the log's prefixes, cut, named which).
+        what = "the raylet terminated" if _RAYLET_LOST.search(text) else ""
     reason = _EVENT_REASONS[event]
     return Signature(
         kind=kind,
@@ -760,6 +764,7 @@ def _infrastructure(kind: str, evidence: Evidence) -> Signature:
 
 
 _COLLECTIVE = re.compile(r"OpType=(?P<op>\w+), NumelIn=(?P<numel>\d+)")
+_RAYLET_LOST = re.compile(r"Raylet is terminated")
 
 
 _STDLIB_FRAME = re.compile(r"[\\/]python3?\.?\d*[\\/](?!site-packages|dist-packages)[^\\/]+\.py$")
