@@ -927,6 +927,29 @@ ROUND_13: list[Case] = [
     ),
 ]
 
+ROUND_14: list[Case] = [
+    (
+        "E0205 [0/0] Triton compilation failed: triton_per_fused_add_0\n"
+        "E0205 [0/0] def triton_per_fused_add_0(in_ptr0, out_ptr0, xnumel):",
+        "compile_error",
+        {"kernel": "triton_per_fused_add_0"},
+    ),
+    ("The following tests are hanging:\ntest_a.py::test_b[1]", "timeout", {}),
+    (
+        "/src/bootstrap_uid.cpp:bootstrap_net_init:160: No socket interface found\n"
+        "/src/init.cu:269: non-zero status: 7 bootstrap pre-initialization failed",
+        "infrastructure",
+        {},
+    ),
+    ("test_core.py::test_op[1] Windows fatal exception: access violation", "crash", {}),
+    (
+        "[ConvertTritonIRToLinalgIR] encounters error: PassManager::run failed\n"
+        "  -> _my_jit_function[grid](...) at ~/.cache/k.py",
+        "pass_failure",
+        {"kernel": "_my_jit_function"},
+    ),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
@@ -943,6 +966,7 @@ ROUND_13: list[Case] = [
         *ROUND_11,
         *ROUND_12,
         *ROUND_13,
+        *ROUND_14,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
@@ -980,3 +1004,15 @@ def test_a_harness_errors_key_is_not_the_kernel_that_met_it() -> None:
     line = "RuntimeError: Kernel requires a runtime memory allocation, but no allocator was set."
     frame = '  File "/x/kernels.py", line 626, in forward\n    my_kernel[grid](x)\n'
     assert signature_of("", frame + line, None).key == signature_of("", line, None).key
+
+
+def test_an_error_printed_as_its_repr_or_as_a_line_is_one_key() -> None:
+    frame = '  File "/x/triton/compiler/code_generator.py", line 1066, in visit_Attribute\n'
+    as_line = frame + "AttributeError: 'tensor' object has no attribute 'cast'"
+    as_repr = (
+        "triton.compiler.errors.CompilationError: at 4:31:def k(a):\n    x = a.cast(1)\n"
+        "            ^\nAttributeError(\"'tensor' object has no attribute 'cast'\")"
+    )
+    line, repr_ = signature_of("", as_line, None), signature_of("", as_repr, None)
+    assert line.kind == repr_.kind == "frontend"
+    assert line.key == repr_.key

@@ -28,7 +28,7 @@ FLOORS = {
     "frozen-11": {"logs": 32, "right": 32, "facts_kept": 5, "groups_split": 0, "collisions": 1},
     "frozen-12": {"logs": 40, "right": 37, "facts_kept": 18, "groups_split": 2, "collisions": 2},
     "frozen-13": {"logs": 43, "right": 43, "facts_kept": 8, "groups_split": 2, "collisions": 1},
-    "frozen-14": {"logs": 33, "right": 27, "facts_kept": 6, "groups_split": 4, "collisions": 2},
+    "frozen-14": {"logs": 33, "right": 32, "facts_kept": 10, "groups_split": 2, "collisions": 1},
 }
 
 

@@ -356,6 +356,14 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # The package index an image is built from lacks a pinned package.
     ("package index", re.compile(r"(?P<reason>No matching distribution found for \S+)")),
     ("node", re.compile(r"node '?(?P<node>[\w.-]+)'? (?:is )?(?P<reason>unreachable)")),
+    # The distributed runtime's bootstrap found no network to use (NVSHMEM's, NCCL's words).
+    (
+        "network",
+        re.compile(
+            r"(?P<reason>[Nn]o socket interface found|No usable listening interface found"
+            r"|bootstrap pre-initialization failed)"
+        ),
+    ),
 )
 
 CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -446,6 +454,8 @@ TIMEOUT_FORMS = (
     re.compile(r"did not finish within (?P<seconds>[\d.]+) s and was killed"),
     re.compile(r"\bHANG \((?P<seconds>[\d.]+) ?s timeout\)"),
     re.compile(r"Watchdog caught collective operation timeout"),
+    # A test runner's or CI's report of tests that never finished.
+    re.compile(r"\btests? (?:are|is|were|was) hanging\b|\bhanging tests?\b", re.I),
 )
 
 CRASH_FORMS = (
@@ -461,6 +471,8 @@ CRASH_FORMS = (
     re.compile(r"(?P<fatal>[Ss]egmentation fault)"),
     re.compile(r"\((?P<fatal>core dumped)\)"),
     re.compile(r"(?P<stack>Stack dump:|PLEASE submit a bug report)"),
+    # Windows' structured exception, as Python's faulthandler prints it.
+    re.compile(r"(?P<windows>Windows fatal exception: [^\n]+)"),
     # pytest-xdist lost the worker process that ran the test (it died under the test).
     re.compile(r"(?P<lost>worker '[^']+' crashed) while running"),
     # The device faulted in a kernel (a hardware trap, an illegal address).
@@ -529,6 +541,10 @@ _PASS_NAMED = re.compile(
     re.M,
 )
 
+# A caller's own report that a kernel did not compile, with nothing telling why (Inductor
+# logs the kernel's source after it).
+_COMPILE_FAILED = re.compile(r"Triton compilation failed: \w+")
+
 # An exception raised inside Triton's compile path, in none of the forms above.
 _COMPILE_FRAME = re.compile(
     r"File \"[^\"]*[\\/]triton[\\/](?:compiler[\\/]compiler|backends[\\/]\w+[\\/]compiler\w*)\.py\""
@@ -572,7 +588,7 @@ def kind_of(text: str) -> str:
         return CRASH
     if any(form.search(text) for form in NUMERIC_FORMS):
         return NUMERIC_MISMATCH
-    if _COMPILE_FRAME.search(text):
+    if _COMPILE_FRAME.search(text) or _COMPILE_FAILED.search(text):
         return COMPILE_ERROR
     return UNCLASSIFIED
 

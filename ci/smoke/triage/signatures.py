@@ -245,8 +245,11 @@ _KERNEL_FORMS = (
     # Inductor's resource error names the kernel: "out of resource: triton_tem_fused_x_0".
     re.compile(r"out of resource: (?P<name>triton_\w+)"),
     re.compile(r"^Name=(?P<name>\w+)", re.MULTILINE),
-    re.compile(r"CompilationError: at \d+:\d+:\s*\n\s*def (?P<name>\w+)\("),
-    re.compile(r"^\s*(?:[\w.]+\s*=\s*)?(?P<name>[A-Za-z_]\w*)\[[^\]\n]*\]\(", re.MULTILINE),
+    re.compile(r"CompilationError: at \d+:\d+:\s*(?:\n\s*)?def (?P<name>\w+)\("),
+    # A launch line, as code or as a call chain a tool prints ("-> k[grid](...)").
+    re.compile(
+        r"^\s*(?:->\s*)?(?:[\w.]+\s*=\s*)?(?P<name>[A-Za-z_]\w*)\[[^\]\n]*\]\(", re.MULTILINE
+    ),
     # Triton 2's launcher: generated code ("<string>") in a function named after the kernel.
     # (3.3+ generates an argument binder there too: "dynamic_func" is not a kernel.)
     re.compile(
@@ -254,6 +257,8 @@ _KERNEL_FORMS = (
     ),
     # Intel's graphics compiler, in the driver's module build log.
     re.compile(r"\bin kernel:? '(?P<name>\w+)'"),
+    # Inductor's report of a kernel that did not compile.
+    re.compile(r"Triton compilation failed: (?P<name>\w+)"),
     re.compile(r"\blimit for kernel (?P<name>\w+):"),
 )
 
@@ -604,6 +609,16 @@ _FRONTEND_LOCATION = re.compile(r"CompilationError: at (?P<line>\d+):(?P<col>\d+
 _REPR_ERROR = re.compile(r"^\s*(?P<line>[A-Z]\w*(?:Error|Exception)\(.*\))\s*$", re.MULTILINE)
 
 
+_REPR_PARTS = re.compile(r"^(?P<type>\w+)\((?P<quote>['\"])(?P<message>.*)(?P=quote)\)$")
+
+
+def _as_exception_line(text: str) -> str:
+    """``NameError('x')``, as CompilationError prints the error, the way a traceback ends
+    with it (``NameError: x``): one error, one key, whichever way it was printed."""
+    parts = _REPR_PARTS.match(text)
+    return f"{parts['type']}: {parts['message']}" if parts else text
+
+
 def _frontend(kind: str, evidence: Evidence) -> Signature:
     location = _FRONTEND_LOCATION.search(evidence.text)
     errors = [
@@ -611,7 +626,7 @@ def _frontend(kind: str, evidence: Evidence) -> Signature:
         for m in _EXCEPTION_LINE.finditer(evidence.text)
         if "CompilationError" not in m["line"]
     ]
-    reprs = [m["line"] for m in _REPR_ERROR.finditer(evidence.text)]
+    reprs = [_as_exception_line(m["line"]) for m in _REPR_ERROR.finditer(evidence.text)]
     error = (reprs or errors or [headline(evidence)])[0 if reprs else -1]
     kernel = kernel_of(evidence)
     where = f"{location['line']}:{location['col']}" if location else ""
