@@ -145,3 +145,19 @@ def test_the_frozen_splits_together_are_their_sums() -> None:
     table = triage_score.report([triage_score.Score("tuning"), first, second], verbose=False)
     assert "all: classes right 4 of 5 (80%)" in table
     assert "| labelled | tuning: given | frozen splits, all: given |" in table
+
+
+def test_the_readme_quotes_the_scores_as_they_are(scores: dict[str, triage_score.Score]) -> None:
+    """The README's confusion table and figures are this script's output, not a copy that
+    drifts: a rule that changes a class shows here until the README says so."""
+    from pathlib import Path
+
+    readme = (Path(triage_score.__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    frozen = triage_score.combined(
+        "frozen splits, all", [s for name, s in scores.items() if name != "tuning"]
+    )
+    table = triage_score.confusion_table([scores["tuning"], frozen]).splitlines()[2:]
+    quoted = readme.split("| labelled | tuning set | frozen splits, all |\n| --- | --- | --- |\n")
+    assert len(quoted) == 2
+    assert quoted[1].split("\n\n")[0].strip().splitlines() == table
+    assert f"{frozen.right} of {frozen.logs} ({frozen.accuracy:.0%})" in readme
