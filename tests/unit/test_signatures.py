@@ -950,6 +950,41 @@ ROUND_14: list[Case] = [
     ),
 ]
 
+ROUND_15: list[Case] = [
+    (
+        "Memory access fault by GPU node-2 (Agent handle: 0x1) on address 0x7f00. Reason:"
+        " Page not present or supervisor privilege.",
+        "crash",
+        {},
+    ),
+    (
+        "Fatal Python error: PyThreadState_Get: the function must be called with the GIL held\n"
+        '  File "/x/triton/backends/nvidia/compiler.py", line 204 in make_ptx',
+        "crash",
+        {},
+    ),
+    (
+        "error: k.py:211:0: stack frame size (164332) exceeds limit (131056) in function 'k_0'",
+        "out_of_resources",
+        {"resource": "stack frame size"},
+    ),
+    (
+        "Command '['pip', 'install', 'triton']' died with <Signals.SIGKILL: 9>.",
+        "infrastructure",
+        {},
+    ),
+    (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "NotImplementedError: could not find kernel for HigherOrderOperator x",
+        "compile_error",
+        {},
+    ),
+    ("HIP error: Invalid device function", "driver", {}),
+    ("RuntimeError: No XPU devices are available.", "driver", {}),
+    ("UserWarning: XPU Device count is zero!", "driver", {}),
+    ("clang++: error: gen compiler command failed with exit code 1", "toolchain", {}),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
@@ -967,6 +1002,7 @@ ROUND_14: list[Case] = [
         *ROUND_12,
         *ROUND_13,
         *ROUND_14,
+        *ROUND_15,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

@@ -270,7 +270,10 @@ _DEVICE_REPORT = re.compile(
     r"\bai ?core exception\b|\b(?:ai ?core|vector core|cube core) execution is abnormal"
     r"|\baivec error\b|\bai ?core error\b|\bAicore kernel execute failed"
     # Intel's kernel driver (xe): the engine faulted on the kernel's memory and was reset.
-    r"|Engine memory CAT error|exec queue reset detected",
+    r"|Engine memory CAT error|exec queue reset detected"
+    # ROCm's runtime: the GPU faulted on an address (a page not present, a write to a
+    # read-only page).
+    r"|Memory access fault by GPU node",
     re.I,
 )
 # The driver's own compiler failed to build the module from the IR it was given (a PTX or
@@ -289,12 +292,15 @@ _COMPILE_TIMEOUT = re.compile(
     rf"^[^\n]*(?:\b{_TIMED_OUT}\b[^\n]*\b{_WAITED}|\b{_WAITED}[^\n]*\b{_TIMED_OUT}\b)[^\n]*$",
     re.I | re.M,
 )
-# A compiler's report of a limit a kernel exceeds, with both figures in bytes (Intel's IGC:
-# "total scratch space exceeds HW supported limit for kernel k: 345088 bytes (max permitted
-# PTSS 262144 bytes)"): out of resources, whatever layer or wrapper reports it.
+# A compiler's report of a limit a kernel exceeds, with both figures: out of resources,
+# whatever layer or wrapper reports it. Intel's IGC ("total scratch space exceeds HW
+# supported limit for kernel k: 345088 bytes (max permitted PTSS 262144 bytes)") and LLVM's
+# AMDGPU backend ("stack frame size (164332) exceeds limit (131056) in function 'k'").
 LIMIT_EXCEEDED = re.compile(
-    r"(?:total )?(?P<resource>[a-z][a-z ]{2,30}?) exceeds [^\n]{0,40}?limit[^\n]{0,80}?:?\s*"
-    r"(?P<required>\d+) bytes \(max[^\d)]{0,40}(?P<limit>\d+) bytes\)"
+    r"(?:total )?(?P<resource>[a-z][a-z ]{2,30}?)(?: \((?P<required_p>\d+)\))? exceeds "
+    r"(?:(?:the )?limit \((?P<limit_p>\d+)\)"
+    r"|[^\n]{0,40}?limit[^\n]{0,80}?:?\s*(?P<required>\d+) bytes \(max[^\d)]{0,40}"
+    r"(?P<limit>\d+) bytes\))"
 )
 # The package environment: a package is absent or does not import.
 _PACKAGE_MISSING = re.compile(

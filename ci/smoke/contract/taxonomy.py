@@ -137,6 +137,8 @@ _MISSING_TOOL = (
         ),
         "{tool}",
     ),
+    # The SYCL driver could not run the GPU code generator it calls (ocloc, absent).
+    (re.compile(r"\bgen compiler command failed\b"), "the GPU code generator (ocloc)"),
     # The CUDA device library the NVIDIA backend links every kernel with (bundled with Triton
     # or taken from the CUDA toolkit).
     (re.compile(r"Can't find libdevice\b|\blibdevice not found\b"), "libdevice"),
@@ -250,9 +252,9 @@ def resource_failure(text: str) -> ResourceFailure | None:
         return ResourceFailure("shared memory", required, limit, False, ptxas.group(0))
     exceeds = _EXCEEDS.search(text)
     if exceeds is not None:
-        return ResourceFailure(
-            exceeds["resource"], exceeds["required"], exceeds["limit"], False, exceeds.group(0)
-        )
+        required = exceeds["required"] or exceeds["required_p"]
+        limit = exceeds["limit"] or exceeds["limit_p"]
+        return ResourceFailure(exceeds["resource"], required, limit, False, exceeds.group(0))
     device = _DEVICE_SHARED.search(text)
     if device is not None:
         return ResourceFailure("shared memory", device["required"], "", False, device.group(0))
@@ -306,7 +308,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         DRIVER,
         re.compile(
             r"\b(?:HIP|CUDA) error: invalid device function|hipErrorInvalidDeviceFunction"
-            r"|cudaErrorInvalidDeviceFunction"
+            r"|cudaErrorInvalidDeviceFunction",
+            re.I,
         ),
     ),
     # The runtime could not load the compiled module (HIP's, CUDA's loader).
@@ -323,7 +326,9 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         DRIVER,
         re.compile(
             r"invalid device ordinal|\bInvalid device ID\b|Failed to set visible device"
-            r"|\bSetDevice\([^)\n]*\), error code|No (?:CUDA|HIP|XPU) GPUs are available"
+            r"|\bSetDevice\([^)\n]*\), error code"
+            r"|No (?:CUDA |HIP |XPU |NPU )?(?:GPUs|devices) (?:are|is) available"
+            r"|\bDevice count is zero\b|\bdevice_id is out of range\b"
             r"|Found no NVIDIA driver on your system|no CUDA-capable device is detected",
             re.I,
         ),
@@ -352,6 +357,8 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("node", re.compile(r"(?P<reason>Stale file handle|Input/output error|Read-only file system)")),
     # The node killed a process from outside (128 + SIGKILL: the memory killer, a runner).
     ("node", re.compile(r"(?P<reason>(?:exit|exited with|return) (?:code|status) 137)\b")),
+    # Python's words for the same: a subprocess "died with <Signals.SIGKILL: 9>".
+    ("node", re.compile(r"(?P<reason>died with <Signals\.SIGKILL: 9>)")),
     ("node", re.compile(r"(?P<reason>Out of memory: Killed process|oom-kill)")),
     # The package index an image is built from lacks a pinned package.
     ("package index", re.compile(r"(?P<reason>No matching distribution found for \S+)")),
@@ -461,6 +468,8 @@ TIMEOUT_FORMS = (
 CRASH_FORMS = (
     re.compile(r"\b(?:Signals\.)?(?P<name>SIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL|TERM))\b"),
     re.compile(r"Fatal Python error: (?P<fatal>Segmentation fault|Aborted|Bus error)"),
+    # The interpreter stopped itself (a broken invariant: the GIL, the allocator).
+    re.compile(r"(?P<python>Fatal Python error: [^\n]+)"),
     re.compile(r"\b(?P<fatal>segfault) at [0-9a-f]+ ip [0-9a-f]+"),  # the kernel's log (dmesg)
     # A kernel's device-side assertion: CUDA quotes its condition in backquotes on both sides
     # (glibc's host assertion closes with a quote).
@@ -543,7 +552,9 @@ _PASS_NAMED = re.compile(
 
 # A caller's own report that a kernel did not compile, with nothing telling why (Inductor
 # logs the kernel's source after it).
-_COMPILE_FAILED = re.compile(r"Triton compilation failed: \w+")
+_COMPILE_FAILED = re.compile(
+    r"Triton compilation failed: \w+|BackendCompilerFailed: backend='\w+' raised"
+)
 
 # An exception raised inside Triton's compile path, in none of the forms above.
 _COMPILE_FRAME = re.compile(
