@@ -985,6 +985,47 @@ ROUND_15: list[Case] = [
     ("clang++: error: gen compiler command failed with exit code 1", "toolchain", {}),
 ]
 
+ROUND_16: list[Case] = [
+    (
+        "terminate called after throwing an instance of 'c10::AcceleratorError'\n"
+        "  what():  HIP error: an illegal memory access was encountered\n"
+        "Search for `hipErrorIllegalAddress' in the HIP documentation for more information.",
+        "crash",
+        {},
+    ),
+    (
+        "[  +0.000012] amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:40)\n"
+        "[  +0.000002] amdgpu 0000:03:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00841051",
+        "crash",
+        {},
+    ),
+    # An -opt tool's assertion, the report cut inside the condition: the pass it ran failed.
+    (
+        "$ triton-opt --convert-triton-gpu-to-llvm r.ttgir\n\ntriton-opt: /src/lib/Tools/"
+        "LinearLayout.cpp:512: LinearLayout LinearLayout::reshapeIns() const: Assertion `a == b",
+        "pass_failure",
+        {},
+    ),
+    # The same cut assertion from Python, no pass named: the process aborted.
+    (
+        "python: /src/lib/Tools/LinearLayout.cpp:512: LinearLayout LinearLayout::reshapeIns()"
+        " const: Assertion `a == b",
+        "crash",
+        {},
+    ),
+    (
+        '{-# external_resources: { mlir_reproducer: {\n  pipeline: "builtin.module(tritongpu-'
+        'coalesce, tritonamdgpu-fold-true-cmpi)",',
+        "pass_failure",
+        {},
+    ),
+    (
+        "torch._inductor.exc.InductorError: RuntimeError: LLD failed to link hsaco source",
+        "codegen",
+        {"tool": "lld"},
+    ),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
@@ -1003,6 +1044,7 @@ ROUND_15: list[Case] = [
         *ROUND_13,
         *ROUND_14,
         *ROUND_15,
+        *ROUND_16,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

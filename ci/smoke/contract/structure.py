@@ -272,8 +272,8 @@ _DEVICE_REPORT = re.compile(
     # Intel's kernel driver (xe): the engine faulted on the kernel's memory and was reset.
     r"|Engine memory CAT error|exec queue reset detected"
     # ROCm's runtime: the GPU faulted on an address (a page not present, a write to a
-    # read-only page).
-    r"|Memory access fault by GPU node",
+    # read-only page); the amdgpu kernel driver's own report of it.
+    r"|Memory access fault by GPU node|amdgpu:? \[\w+\] page fault|GCVM_L2_PROTECTION_FAULT",
     re.I,
 )
 # The driver's own compiler failed to build the module from the IR it was given (a PTX or
@@ -414,6 +414,14 @@ TABLE: Tuple[Row, ...] = (
         why="device fault",
     ),
     Row("crash", words=_DEVICE_REPORT, scope="log", why="the device reports a kernel fault"),
+    Row(
+        "crash",
+        words=_DEVICE_FAULT,
+        scope="log",
+        # C++'s "terminate called ... what(): CUDA error: an illegal memory access" has no
+        # exception line; a runtime's error code (hipErrorIllegalAddress) is not a refusal.
+        why="a device fault named outside an exception line",
+    ),
     # A timeout: a timeout exception, or a tool's words for a compile or autotune timeout.
     Row("timeout", exception=_TIMEOUT_TYPE, why="a timeout exception"),
     Row(

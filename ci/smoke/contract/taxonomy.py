@@ -393,6 +393,8 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ptxas", re.compile(r"PTXASError: (?P<message>[^\n]+)")),
     ("llc", re.compile(r"(?P<message>`?llc`? failed with error code (?!-)\d+)")),
     ("hsaco", re.compile(r"HSACOError: (?P<message>[^\n]+)")),
+    # The AMD backend's linker, run in-process, failed on the code object.
+    ("lld", re.compile(r"(?P<message>LLD failed to link hsaco[^\n`]*)")),
     # Ascend's binary stage: "[ConvertLinalgRToBinary] encounters error:" then the error.
     ("binary", re.compile(r"\[(?P<stage>\w*Binary\w*)\] encounters error:\s*(?P<message>[^\n]*)")),
     # A vendor's binary compiler run as a subprocess that failed, whatever its stderr shows
@@ -431,12 +433,12 @@ PASS_FAILURE_FORMS = (
     re.compile(r"'[a-z_]+\.[\w.]+' op\b"),
     re.compile(r"failed to legalize"),
     re.compile(r"Assertion `[^'`]+?' failed"),  # its condition may be wrapped over lines
-    # glibc's assertion header in a compiler's pass or analysis source, where the report cut
-    # the line before the condition: "prog: /x/lib/Analysis/Allocation.cpp:43: f(): Assertio".
-    re.compile(
-        r"[/\\]lib[/\\](?:Analysis|Dialect|Conversion|Transforms|Target)[/\\][\w/\\]+\.cpp:\d+:"
-        r" [^\n]*: Asser"
-    ),
+    # glibc's assertion header where the report cut the line before the condition closed:
+    # "prog: /x/lib/Analysis/Allocation.cpp:43: f(): Assertio" (shared code with no pass
+    # named is a crash, decided before these forms).
+    re.compile(r"[\w./\\+-]+\.(?:cpp|h|hpp|cc):\d+: [^\n]*: Asser"),
+    # An MLIR crash reproducer, which the pass manager writes only when a pipeline failed.
+    re.compile(r"\bmlir_reproducer\b|^\s*pipeline: \"builtin\.module\(", re.M),
     re.compile(r"Assertion failed: .+?, file \S+, line \d+"),  # MSVC's C runtime
     re.compile(r"UNREACHABLE executed at"),
     re.compile(r"LLVM ERROR: "),
@@ -539,7 +541,7 @@ _HOST_EXHAUSTED = re.compile(
 # pipeline, a stage of passes); otherwise a crash.
 _UTILITY_ASSERTION = re.compile(
     r"[/\\](?:llvm[/\\](?:ADT|Support)|lib[/\\]Tools)[/\\][\w./\\-]+\.(?:h|cpp):\d+:"
-    r".{0,600}?Assertion `",
+    r".{0,600}?Asser",
     re.S,
 )
 _PASS_NAMED = re.compile(
