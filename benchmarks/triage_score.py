@@ -11,6 +11,11 @@ tests/fixtures/failure_corpus/corpus.toml is the tuning set (rules are written a
 every frozen*.toml beside it is a held-out evaluation split (frozen.toml, frozen2.toml, ...),
 scored only and each scored separately: a later split is collected after the earlier ones
 were read, so it measures what the rules do on logs nobody has looked at.
+
+Where no rule decides, the signatures guess by resemblance to the labelled corpora
+(``ci.smoke.contract.resemblance``). Each set here is scored with centroids fitted on the
+other sets only, so no log is guessed from its own label. ``--fit`` writes the shipped
+centroids, fitted on every set.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ci.smoke.contract.taxonomy import KINDS
+from ci.smoke.contract import resemblance
+from ci.smoke.contract.taxonomy import KINDS, clean_log
 from ci.smoke.triage.signatures import Signature, signature_of
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "failure_corpus"
@@ -86,7 +92,27 @@ def load(path: Path) -> list[Log]:
     return logs
 
 
-def sign(log: Log, folder: Path, text: str | None = None, message: str = "") -> Signature:
+def every_set() -> list[tuple[str, Path]]:
+    return [("tuning", TUNING), *frozen_files()]
+
+
+def fitted(leaving_out: str = "") -> resemblance.Centroids:
+    """Centroids of every set's logs but ``leaving_out``'s (the text the signatures read)."""
+    return resemblance.fit(
+        (clean_log(log.text), log.kind)
+        for name, path in every_set()
+        if name != leaving_out
+        for log in load(path)
+    )
+
+
+def sign(
+    log: Log,
+    folder: Path,
+    text: str | None = None,
+    message: str = "",
+    centroids: resemblance.Centroids | None = None,
+) -> Signature:
     """The signature the smoke harness would write: the job (if any) in failure.json."""
     folder.mkdir(parents=True, exist_ok=True)
     record = folder / "failure.json"
@@ -94,7 +120,7 @@ def sign(log: Log, folder: Path, text: str | None = None, message: str = "") -> 
         record.write_text(json.dumps({"job": log.job}), encoding="utf-8")
     elif record.exists():
         record.unlink()
-    return signature_of(message, log.text if text is None else text, folder)
+    return signature_of(message, log.text if text is None else text, folder, centroids)
 
 
 @dataclass
@@ -147,9 +173,11 @@ def score(name: str, logs: list[Log], signed: dict[str, Signature]) -> Score:
 
 
 def score_file(name: str, path: Path) -> tuple[Score, dict[str, Signature]]:
+    """The set scored with centroids fitted on the other sets."""
     logs = load(path)
+    centroids = fitted(leaving_out=name)
     with tempfile.TemporaryDirectory() as tmp:
-        signed = {log.id: sign(log, Path(tmp) / log.id) for log in logs}
+        signed = {log.id: sign(log, Path(tmp) / log.id, centroids=centroids) for log in logs}
     return score(name, logs, signed), signed
 
 
@@ -217,9 +245,15 @@ def report(results: list[Score], verbose: bool = True) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quiet", action="store_true", help="figures and table only")
+    parser.add_argument(
+        "--fit", action="store_true", help=f"write {resemblance.MODEL.name}, fitted on every set"
+    )
     args = parser.parse_args()
-    results = [score_file("tuning", TUNING)[0]]
-    results += [score_file(name, path)[0] for name, path in frozen_files()]
+    if args.fit:
+        resemblance.write(fitted())
+        print(f"wrote {resemblance.MODEL}")
+        return
+    results = [score_file(name, path)[0] for name, path in every_set()]
     print(report(results, verbose=not args.quiet))
 
 

@@ -106,3 +106,20 @@ def test_changing_any_file_the_lane_side_loads_changes_the_tag(tree: Path, relat
         assert images.recipe_for(lane, tree).content_hash != before, relative
     finally:
         target.write_bytes(original)
+
+
+def test_every_data_file_of_the_lane_package_is_in_its_wheel() -> None:
+    """A file under ci/smoke that is not Python reaches the image only through package-data."""
+    import fnmatch
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["ci"]
+    data = [
+        p.relative_to(ROOT / "ci").as_posix()
+        for p in (ROOT / "ci" / "smoke").rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc")
+    ]
+    assert data, "the lane package ships no data files: this test checks nothing"
+    missing = [d for d in data if not any(fnmatch.fnmatch(d, p) for p in patterns)]
+    assert missing == [], f"not in [tool.setuptools.package-data] ci: {missing}"

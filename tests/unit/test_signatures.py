@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ci.smoke.contract import resemblance
 from ci.smoke.contract.taxonomy import compile_failure_kind
 from ci.smoke.triage.signatures import (
     EvidenceError,
@@ -219,8 +220,10 @@ def test_broken_failure_json_is_reported(tmp_path: Path) -> None:
 
 
 def test_unclassified_key_drops_numbers_and_addresses() -> None:
-    one = signature_of("", "ValueError: bad block 37 at 0x7ffd1234", None)
-    two = signature_of("", "ValueError: bad block 12 at 0x7ffd9999", None)
+    # The rules alone: centroids with no class never guess.
+    rules_only = resemblance.Centroids({}, {})
+    one = signature_of("", "ValueError: bad block 37 at 0x7ffd1234", None, rules_only)
+    two = signature_of("", "ValueError: bad block 12 at 0x7ffd9999", None, rules_only)
     assert one.kind == "unclassified"
     assert one.key == two.key
 

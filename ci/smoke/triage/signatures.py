@@ -25,11 +25,11 @@ import json
 import re
 import signal
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ci.smoke.contract import records, structure, taxonomy
+from ci.smoke.contract import records, resemblance, structure, taxonomy
 from ci.smoke.contract.taxonomy import KINDS, clean_log, kind_of
 
 
@@ -102,11 +102,32 @@ class Evidence:
         return status if isinstance(status, str) and status in KINDS else ""
 
 
-def signature_of(message: str, text: str, artifacts: Path | None = None) -> Signature:
-    """The signature of one failing test (see the module's calling convention)."""
+def signature_of(
+    message: str,
+    text: str,
+    artifacts: Path | None = None,
+    centroids: resemblance.Centroids | None = None,
+) -> Signature:
+    """The signature of one failing test (see the module's calling convention).
+
+    Where no rule decides the kind, the closest class by resemblance (``centroids``, the
+    shipped ones by default) is taken as a guess, and the details say so.
+    """
     evidence = gather(message, text, artifacts)
     kind = evidence.recorded_kind or kind_of(evidence.text)
-    return _IDENTITY.get(kind, _headline_signature)(kind, evidence)
+    if kind != taxonomy.UNCLASSIFIED:
+        return _IDENTITY.get(kind, _headline_signature)(kind, evidence)
+    guess = (centroids or resemblance.shipped()).guess(evidence.text)
+    if guess is None:
+        return _headline_signature(kind, evidence)
+    guessed = _IDENTITY.get(guess.kind, _headline_signature)(guess.kind, evidence)
+    # What the rules found and lacked stays with the guess: it is where a reader starts.
+    found = structure.parse(evidence.text).found()
+    return replace(
+        guessed,
+        summary=f"{guessed.summary} [no rule decided; by resemblance: {guess.describe()}]",
+        details=(*guessed.details, *_details(resembles=guess.describe(), structure=found)),
+    )
 
 
 def gather(message: str, text: str, artifacts: Path | None) -> Evidence:
