@@ -1029,6 +1029,50 @@ ROUND_16: list[Case] = [
     ),
 ]
 
+# Round 17 (from frozen-17's blind misses; the round 16 rules with the resemblance guess).
+ROUND_17: list[Case] = [
+    # A backend looking for its SDK fails an assertion: the node lacks the SDK.
+    (
+        '  File "/v/site-packages/triton/backends/intel/driver.py", line 80, in find_sycl\n'
+        "    assert sycl_dirs\nAssertionError",
+        "toolchain",
+        {},
+    ),
+    (
+        '  File "/v/site-packages/triton/backends/nvidia/driver.py", line 31, in libcuda_dirs\n'
+        '    assert any(os.path.exists(p) for p in dirs), "libcuda.so cannot be found"\n'
+        "AssertionError: libcuda.so cannot be found",
+        "toolchain",
+        {},
+    ),
+    (
+        "RuntimeError: zero headers not found, please set LEVEL_ZERO_ROOT",
+        "toolchain",
+        {"tool": "the zero headers"},
+    ),
+    ("ValueError: Cannot find backend for musa", "backend_resolution", {}),
+    # A half-installed package: the import machinery is the innermost frame, whatever it
+    # raised, and a compile wrapper around it does not make it the compiler's.
+    (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "KeyError: 'vendor.runtime.tiles'\n"
+        '  File "/v/site-packages/vendor/runtime/__init__.py", line 3, in <module>\n'
+        "    from .tiles import pick\n"
+        '  File "<frozen importlib._bootstrap>", line 1176, in _find_and_load\n'
+        "KeyError: 'vendor.runtime.tiles'",
+        "harness_error",
+        {},
+    ),
+    # Only a profile of where the time goes: the process does not finish.
+    (
+        "  71.20%  libtriton.so   [.] mlir::topologicalSort\n"
+        "   9.04%  libc.so.6      [.] malloc\n"
+        "   2.11%  libtriton.so   [.] mlir::Operation::getBlock",
+        "timeout",
+        {},
+    ),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
@@ -1048,10 +1092,12 @@ ROUND_16: list[Case] = [
         *ROUND_14,
         *ROUND_15,
         *ROUND_16,
+        *ROUND_17,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
-    sig = signature_of("", text, None)
+    # The rules alone: a guess by resemblance must not pass for a rule.
+    sig = signature_of("", text, None, resemblance.Centroids({}, {}))
     assert sig.kind == kind, sig
     assert {name: sig.detail(name) for name in facts} == facts
 
@@ -1097,3 +1143,24 @@ def test_an_error_printed_as_its_repr_or_as_a_line_is_one_key() -> None:
     line, repr_ = signature_of("", as_line, None), signature_of("", as_repr, None)
     assert line.kind == repr_.kind == "frontend"
     assert line.key == repr_.key
+
+
+def test_a_test_timeout_is_keyed_by_the_test_that_ran_out_of_time() -> None:
+    # Round 17: two suites' timeouts were one key ("timeout|test"), whatever timed out.
+    ctest = (
+        "The following tests FAILED:\n\t  3 - scan_by_key.hip (Timeout)\nErrors while running CTest"
+    )
+    pytest_one = (
+        "suite.py::TestMm::test_mm\n##[error]The action 'smoke' has timed out after 9 minutes."
+    )
+    pytest_two = (
+        "suite.py::TestMm::test_bmm\n##[error]The action 'smoke' has timed out after 9 minutes."
+    )
+    keys = [signature_of("", t, None).key for t in (ctest, pytest_one, pytest_two)]
+    assert [signature_of("", t, None).kind for t in (ctest, pytest_one)] == ["timeout"] * 2
+    assert len(set(keys)) == 3, keys
+    assert "scan_by_key.hip" in keys[0]
+    # The same hang profiled twice, with different sampling: one key.
+    one = "  58.03%  libtriton.so  [.] mlir::sortTopologically\n   3.1%  libc.so  [.] free"
+    two = "  61.50%  libtriton.so  [.] mlir::sortTopologically\n   2.2%  libm.so  [.] exp"
+    assert signature_of("", one, None).key == signature_of("", two, None).key

@@ -40,6 +40,16 @@ FRONTEND_LAYER = "frontend"
 # Paths are matched with "/" separators.
 LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     ("host_build", re.compile(r"triton/runtime/build\.py$"), None),
+    # A backend looking for the host's SDK or tools (find_sycl, libcuda_dirs, the ptxas path):
+    # what it fails on is the node's toolchain, not the kernel.
+    (
+        "sdk_lookup",
+        re.compile(r"triton/(?:backends/\w+/\w+|common/build|runtime/build)\.py$"),
+        re.compile(r"^_?(?:find_\w+|\w*_dirs|path_to_binary|get_\w*(?:home|path)\w*)$"),
+    ),
+    # Python's import machinery itself, innermost: a package's module broke while it was
+    # imported (a half-installed package), whatever exception that raised.
+    ("importer", re.compile(r"^<frozen importlib\._bootstrap(?:_external)?>$"), None),
     (FRONTEND_LAYER, re.compile(r"triton/(?:language/|compiler/code_generator\.py$)"), None),
     (
         FRONTEND_LAYER,
@@ -72,7 +82,7 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
 )
 
 # The layers that are the compiler under test.
-TRITON_LAYERS = tuple(sorted({layer for layer, _, _ in LAYERS} - {"import"}))
+TRITON_LAYERS = tuple(sorted({layer for layer, _, _ in LAYERS} - {"import", "importer"}))
 
 # Process-level events a log shows outside any traceback: (layer, form).
 EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
@@ -339,6 +349,9 @@ _PYTHON_ERROR = re.compile(
     r"|UnboundLocalError|NotImplementedError"
 )
 
+# A sampling profiler's report (perf top, perf report): "58.03%  libtriton.so  [.] symbol".
+_PROFILE = re.compile(r"(?:^\s*\d+\.\d+%\s+\S+\s+\[[.k]\]\s+\S[^\n]*\n?){2,}", re.M)
+
 TABLE: Tuple[Row, ...] = (
     # Not the compiler: the node, the network, the package install, the host toolchain.
     Row("infrastructure", layer="collective", why="a collective's watchdog across workers"),
@@ -349,6 +362,11 @@ TABLE: Tuple[Row, ...] = (
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
     ),
     Row("harness_error", words=_PACKAGE_MISSING, why="a package of the environment is missing"),
+    Row(
+        "harness_error",
+        layer="importer",
+        why="a package's module broke while Python imported it (a half-installed package)",
+    ),
     Row(
         "harness_error",
         words=_NOT_JITTED,
@@ -401,6 +419,7 @@ TABLE: Tuple[Row, ...] = (
         why="a compiler reports a limit the kernel exceeds, with the figures (whoever wraps it)",
     ),
     Row("toolchain", layer="host_build", why="building the launcher needs the host C compiler"),
+    Row("toolchain", layer="sdk_lookup", why="a backend did not find the host's SDK or tools"),
     Row(
         "toolchain",
         words=re.compile(r"Failed to find C compiler"),
@@ -429,6 +448,13 @@ TABLE: Tuple[Row, ...] = (
         words=_COMPILE_TIMEOUT,
         scope="any",
         why="a compile, autotune or compile-worker wait timed out",
+    ),
+    Row(
+        "timeout",
+        exception=re.compile(""),
+        words=_PROFILE,
+        scope="log",
+        why="no error, only a profile of where the time goes: a process that does not finish",
     ),
     # Where the exception was raised.
     Row("frontend", layer="frontend", why="raised by Triton's frontend (code generator, language)"),

@@ -143,6 +143,11 @@ _MISSING_TOOL = (
     # or taken from the CUDA toolkit).
     (re.compile(r"Can't find libdevice\b|\blibdevice not found\b"), "libdevice"),
     (re.compile(r"Cannot find (?P<tool>ptxas|nvcc|nvdisasm|cuobjdump|ld\.lld|clang)\b"), "{tool}"),
+    # An SDK's headers a backend looks for, named by the backend ("sycl headers not found").
+    (
+        re.compile(r"\b(?P<tool>\w+) headers (?:not found|are missing)\b", re.I),
+        "the {tool} headers",
+    ),
     # A header of the host's SDK that a C or C++ source includes (Python.h, cuda.h, climits):
     # GCC's, Clang's and TinyCC's words, MSVC's error code (its words are localised).
     (
@@ -282,6 +287,8 @@ def resource_failure(text: str) -> ResourceFailure | None:
 
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (BACKEND_RESOLUTION, re.compile(r"\d+ compatible backends for target")),
+    # Older releases' words: no backend registered for the device a tensor is on.
+    (BACKEND_RESOLUTION, re.compile(r"Cannot find backend for \w+")),
     (DRIVER, re.compile(r"\d+ active driver(?:s|\(s\)) ?(?:\(|found)")),
     # The device driver refused the compiled kernel: Triton's wording, or the driver API's
     # own error code (Level Zero, CUDA driver, HIP).

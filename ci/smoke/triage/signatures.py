@@ -827,6 +827,20 @@ def _seconds(groups: Mapping[str, str | None]) -> str:
     return f"{float(amount) * _UNIT_SECONDS.get(unit, 1):g}"
 
 
+# A test runner's names for the test that timed out: CTest's "6 - name (Timeout)", a
+# pytest node id (the last one printed before the timeout); a profiler's hottest symbol.
+_TIMED_OUT_FORMS = (
+    re.compile(r"^\s*\d+ - (?P<what>\S+) \(Timeout\)", re.M),
+    re.compile(r"(?P<what>\b[\w/.-]+\.py::[\w:\[\].-]+)(?![\s\S]*\b[\w/.-]+\.py::\w)"),
+    re.compile(r"^\s*\d+\.\d+%\s+\S+\s+\[[.k]\]\s+(?P<what>\S+)", re.M),
+)
+
+
+def _timed_out(text: str) -> str:
+    match = next((m for form in _TIMED_OUT_FORMS if (m := form.search(text))), None)
+    return match["what"] if match else ""
+
+
 def _timeout(kind: str, evidence: Evidence) -> Signature:
     text = evidence.text
     match = next((m for p in taxonomy.TIMEOUT_FORMS if (m := p.search(text))), None)
@@ -850,6 +864,10 @@ def _timeout(kind: str, evidence: Evidence) -> Signature:
     what = f"collective {collective['op']} of {collective['numel']}" if collective else ""
     if collective:
         phase = "collective"
+    elif phase == "test" and not kernel_of(evidence):
+        # Which test ran out of time (or, in a profile of a hang, where the time went): two
+        # suites' timeouts are different failures.
+        what = _timed_out(text)
     stage, kernel = stage_of(evidence), kernel_of(evidence)
     seconds = _seconds(match.groupdict()) if match else ""
     return Signature(
