@@ -12,6 +12,8 @@ from ci.smoke.contract.taxonomy import compile_failure_kind
 from ci.smoke.triage.signatures import (
     EvidenceError,
     Signature,
+    gather,
+    headline,
     normalise,
     signature_of,
     without_numbers,
@@ -1164,3 +1166,16 @@ def test_a_test_timeout_is_keyed_by_the_test_that_ran_out_of_time() -> None:
     one = "  58.03%  libtriton.so  [.] mlir::sortTopologically\n   3.1%  libc.so  [.] free"
     two = "  61.50%  libtriton.so  [.] mlir::sortTopologically\n   2.2%  libm.so  [.] exp"
     assert signature_of("", one, None).key == signature_of("", two, None).key
+
+
+def test_with_no_exception_line_the_headline_is_the_line_that_says_what_failed() -> None:
+    # Not the first line when that is a logger's progress report (a server's INFO lines).
+    text = (
+        "INFO 03-01 10:00:01 engine.py:12] Added request 7f3a\n"
+        "python: /src/Allocation.cpp:40: getCvtOrder: Assertion `!(mma && mma)' failed.\n"
+        "Aborted (core dumped)"
+    )
+    assert headline(gather("", text, None)).startswith("python: /src/Allocation.cpp:40")
+    assert headline(gather("", "INFO starting\nthe node printed something odd", None)) == (
+        "the node printed something odd"
+    )

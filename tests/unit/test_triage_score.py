@@ -30,7 +30,7 @@ FLOORS = {
     "frozen-13": {"logs": 43, "right": 43, "facts_kept": 8, "groups_split": 2, "collisions": 1},
     "frozen-14": {"logs": 33, "right": 32, "facts_kept": 10, "groups_split": 2, "collisions": 1},
     "frozen-15": {"logs": 30, "right": 30, "facts_kept": 7, "groups_split": 1, "collisions": 0},
-    "frozen-16": {"logs": 29, "right": 27, "facts_kept": 7, "groups_split": 5, "collisions": 1},
+    "frozen-16": {"logs": 29, "right": 27, "facts_kept": 7, "groups_split": 4, "collisions": 1},
     "frozen-17": {"logs": 47, "right": 45, "facts_kept": 13, "groups_split": 3, "collisions": 1},
 }
 

@@ -202,10 +202,6 @@ _PTXAS_SHARED = re.compile(
     r"uses too much shared data \((?P<required>0x[0-9a-f]+|\d+) bytes, "
     r"(?P<limit>0x[0-9a-f]+|\d+) max\)"
 )
-# A vendor compiler's own words for a limit a kernel exceeds, with both figures in bytes
-# (Intel's IGC: "total scratch space exceeds HW supported limit for kernel k: 345088 bytes
-# (max permitted PTSS 262144 bytes)").
-_EXCEEDS = structure.LIMIT_EXCEEDED
 # Triton 1.x and 2.0's check of a kernel's shared memory against the device's, before a launch.
 _DEVICE_SHARED = re.compile(r"Device does not support shared memory of (?P<required>\d+) ?bytes")
 _PASS_IN_WRAPPER = re.compile(r"PassManager::run failed|'[a-z_]+\.[\w.]+' op\b|\berror:")
@@ -255,7 +251,8 @@ def resource_failure(text: str) -> ResourceFailure | None:
     if ptxas is not None:
         required, limit = str(int(ptxas["required"], 0)), str(int(ptxas["limit"], 0))
         return ResourceFailure("shared memory", required, limit, False, ptxas.group(0))
-    exceeds = _EXCEEDS.search(text)
+    # A compiler's own words for a limit exceeded, with both figures (its one owner: structure).
+    exceeds = structure.LIMIT_EXCEEDED.search(text)
     if exceeds is not None:
         required = exceeds["required"] or exceeds["required_p"]
         limit = exceeds["limit"] or exceeds["limit_p"]

@@ -284,12 +284,25 @@ _KERNEL_FORMS = (
 )
 
 
+# A line that says something failed, for a log with no exception line; and a logger's line
+# that only reports progress (INFO, DEBUG), never the error line.
+_ERROR_WORDS = re.compile(
+    r"\b(?:error|fail\w*|fault|assert\w*|abort\w*|killed|timed? ?out|fatal|unable|cannot)\b",
+    re.IGNORECASE,
+)
+_PROGRESS_LINE = re.compile(r"^\s*\[?(?:INFO|DEBUG)\b")
+
+
 def headline(evidence: Evidence) -> str:
-    """The error line: the last exception line, else the first non-empty line."""
+    """The error line: the last exception line, else the first line that says something
+    failed, else the first line that is not a logger's progress report."""
     found = _last(_EXCEPTION_LINE, evidence.text)
     if found:
         return found["line"].strip()
-    return next((ln.strip() for ln in evidence.text.splitlines() if ln.strip()), "no output")
+    lines = [ln.strip() for ln in evidence.text.splitlines() if ln.strip()]
+    erring = [ln for ln in lines if _ERROR_WORDS.search(ln) and not _PROGRESS_LINE.match(ln)]
+    quiet = [ln for ln in lines if not _PROGRESS_LINE.match(ln)]
+    return next(iter(erring or quiet or lines), "no output")
 
 
 def stage_of(evidence: Evidence) -> str:
