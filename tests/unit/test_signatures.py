@@ -1076,6 +1076,50 @@ ROUND_17: list[Case] = [
 ]
 
 
+# Round 18 (from frozen-18's blind misses; round 17 with the resemblance guess).
+ROUND_18: list[Case] = [
+    # pip could not build a package of the environment: it does not install.
+    (
+        "      error: command 'gcc' failed\n      [end of output]\n"
+        "  ERROR: Failed building wheel for flash-attn\nFailed to build flash-attn",
+        "harness_error",
+        {},
+    ),
+    # tl.arange's verifier in older releases' words: the kernel's source breaks the rule.
+    (
+        'loc("k.py":9:18): error: Number of elements must be power-of-two, but %3 = '
+        '"tt.make_range"() <{end = 96 : i32, start = 0 : i32}> : () -> tensor<96xi32>',
+        "frontend",
+        {},
+    ),
+    (
+        "RuntimeError: Found Quadro P4000 which is too old to be supported by the triton GPU"
+        " compiler, which is used as the backend.",
+        "driver",
+        {},
+    ),
+    ("LLVM ERROR: Broken module found, compilation aborted!", "codegen", {"tool": "llvm"}),
+    (
+        "RuntimeError: ACME backend expected acmebin at /tmp/k.o.acmebin, but it was not found",
+        "codegen",
+        {"tool": "binary"},
+    ),
+    # A C++ CHECK (glog, absl) failed: the process aborted.
+    (
+        "F0101 00:00:00.000 42 tiling.cc:88] Check failed: a == b (4 vs. 3)\n"
+        "*** Check failure stack trace: ***\n    @     0x5ce5  Abort()",
+        "crash",
+        {},
+    ),
+    # A message a web table re-flowed, its line breaks left as runs of spaces.
+    (
+        "a.py | T | t | RuntimeError: Failed to find C   compiler. Please specify via CC",
+        "toolchain",
+        {"tool": "the host C compiler (CC)"},
+    ),
+]
+
+
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
     ("text", "kind", "facts"),
@@ -1095,6 +1139,7 @@ ROUND_17: list[Case] = [
         *ROUND_15,
         *ROUND_16,
         *ROUND_17,
+        *ROUND_18,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

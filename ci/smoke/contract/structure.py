@@ -316,6 +316,10 @@ LIMIT_EXCEEDED = re.compile(
 _PACKAGE_MISSING = re.compile(
     r"Cannot find a working \w+ installation|No module named '|\bTritonMissing\b"
 )
+# pip could not build a package from source: the environment cannot be installed.
+_PACKAGE_BUILD = re.compile(
+    r"Failed building (?:wheel|editable) for [\w.-]+|Failed to build installable wheels"
+)
 # The node's file system failed under whatever read it (an NFS cache, a full or read-only disk).
 _FILESYSTEM = re.compile(r"Stale file handle|Input/output error|Read-only file system")
 # A kernel launched as kernel[grid](...) is a plain function: the decorator was not Triton's
@@ -362,6 +366,12 @@ TABLE: Tuple[Row, ...] = (
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
     ),
     Row("harness_error", words=_PACKAGE_MISSING, why="a package of the environment is missing"),
+    Row(
+        "harness_error",
+        words=_PACKAGE_BUILD,
+        scope="log",
+        why="pip could not build a package of the environment (it does not install)",
+    ),
     Row(
         "harness_error",
         layer="importer",

@@ -99,8 +99,13 @@ def clean_log(text: str) -> str:
                 if match and match.end() > 0:
                     rest = rest[match.end() :]
                     changed = True
-        lines.append(line[:indent] + rest)
+        # A message re-flowed by a web table or a terminal keeps runs of spaces where its line
+        # breaks were ("Failed to find C   compiler"): one space, as the tool printed it.
+        lines.append(line[:indent] + _SPACE_RUN.sub(" ", rest))
     return "\n".join(lines)
+
+
+_SPACE_RUN = re.compile(r"(?<=\S) {2,}(?=\S)")
 
 
 # --------------------------------------------------------------------------------------
@@ -286,6 +291,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (BACKEND_RESOLUTION, re.compile(r"\d+ compatible backends for target")),
     # Older releases' words: no backend registered for the device a tensor is on.
     (BACKEND_RESOLUTION, re.compile(r"Cannot find backend for \w+")),
+    # The framework refuses the GPU before Triton compiles anything: too old a device.
+    (DRIVER, re.compile(r"too old to be supported by the triton GPU compiler")),
     (DRIVER, re.compile(r"\d+ active driver(?:s|\(s\)) ?(?:\(|found)")),
     # The device driver refused the compiled kernel: Triton's wording, or the driver API's
     # own error code (Level Zero, CUDA driver, HIP).
@@ -381,6 +388,14 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # (tool, form); group "message" is the identity of the failure; a form with a group
     # "crashed" says the tool itself died, whatever it printed (identity: the tool crashed).
     ("llvm", re.compile(r"LLVM ERROR: (?P<message>Cannot select:[^\n]*)")),
+    # LLVM's verifier rejects the LLVM IR handed to code generation.
+    ("llvm", re.compile(r"LLVM ERROR: (?P<message>Broken (?:function|module) found[^\n]*)")),
+    # A backend's binary stage left no binary where the backend reads it ("MUSA backend
+    # expected mubin at /tmp/x.mubin, but it was not found").
+    (
+        "binary",
+        re.compile(r"(?P<message>\w+ backend expected \w+ at \S+, but it was not found)"),
+    ),
     ("llc", re.compile(r"error: (?P<message>ran out of registers during register allocation)")),
     # ptxas's diagnostic on a line of the PTX: the failure itself, whatever wraps it.
     # ptxas killed by a signal, in Triton's words: a crash of the assembler is its failure
@@ -425,6 +440,9 @@ FRONTEND_FORMS = (
     re.compile(r"<\[(?:'?\d+'?,\s*)*'?\d+'?\],\s*(?:fp|bf|i|u)\d+>"),
     # A Triton dtype the target lacks ("type fp8e4nv not supported in this architecture").
     re.compile(r"\btype (?:fp8\w*|bf16|fp16|fp64) not supported\b"),
+    # tl.arange's op rejected by its verifier (a length not a power of two, an empty range):
+    # the kernel's source breaks a rule of the language, in older releases' words.
+    re.compile(r"error: [^\n]*\"tt\.make_range\"\(\)"),
 )
 
 PASS_FAILURE_FORMS = (
@@ -488,6 +506,8 @@ CRASH_FORMS = (
     re.compile(r"(?P<stack>Stack dump:|PLEASE submit a bug report)"),
     # Windows' structured exception, as Python's faulthandler prints it.
     re.compile(r"(?P<windows>Windows fatal exception: [^\n]+)"),
+    # A C++ CHECK of glog or absl failed: the process aborts after its stack trace.
+    re.compile(r"(?P<check>\*\*\* Check failure stack trace: \*\*\*)"),
     # pytest-xdist lost the worker process that ran the test (it died under the test).
     re.compile(r"(?P<lost>worker '[^']+' crashed) while running"),
     # The device faulted in a kernel (a hardware trap, an illegal address).
