@@ -1120,6 +1120,31 @@ ROUND_18: list[Case] = [
 ]
 
 
+# Round 19 (from frozen-19's blind misses; round 18 with the resemblance guess).
+ROUND_19: list[Case] = [
+    # ptxas's per-line diagnostic of severity "fatal" is the failure, not its summary line.
+    (
+        "ptxas k.ptx, line 7; fatal   : Unsupported .version 8.7; current version is '8.1'\n"
+        "ptxas fatal   : Ptx assembly aborted due to errors",
+        "codegen",
+        {"message": "Unsupported .version 8.7; current version is '8.1'"},
+    ),
+    (
+        "FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/home/u/.triton/cache/0a1b/add_kernel.json.tmp.pid_9_1234'",
+        "compile_error",
+        {},
+    ),
+    (
+        "ERROR 01-01 00:00:00 [multiproc_executor.py:1] Worker proc VllmWorker-3 died"
+        " unexpectedly, shutting down executor.",
+        "infrastructure",
+        {},
+    ),
+    ("AssertionError: libcuda.so cannot found!", "toolchain", {"tool": "libcuda.so"}),
+]
+
+
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
     ("text", "kind", "facts"),
@@ -1140,6 +1165,7 @@ ROUND_18: list[Case] = [
         *ROUND_16,
         *ROUND_17,
         *ROUND_18,
+        *ROUND_19,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
@@ -1224,3 +1250,15 @@ def test_with_no_exception_line_the_headline_is_the_line_that_says_what_failed()
     assert headline(gather("", "INFO starting\nthe node printed something odd", None)) == (
         "the node printed something odd"
     )
+
+
+def test_a_file_missing_from_tritons_cache_is_one_key_whatever_the_kernel() -> None:
+    # Round 19: processes racing on one cache lose a kernel's file; which kernel and which
+    # temporary name differ between reports of that one failure.
+    one = "FileNotFoundError: [Errno 2] No such file: '/r/.triton/cache/ab/k1.cubin.tmp.pid_7_1'"
+    two = "FileNotFoundError: [Errno 2] No such file: '/s/triton_cache_4/cd/k2.json.tmp.pid_9_22'"
+    first, second = signature_of("", one, None), signature_of("", two, None)
+    assert first.kind == second.kind == "compile_error"
+    assert first.key == second.key
+    other = signature_of("", "FileNotFoundError: [Errno 2] No such file: '/data/x.bin'", None)
+    assert other.key != first.key

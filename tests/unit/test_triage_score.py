@@ -32,7 +32,8 @@ FLOORS = {
     "frozen-15": {"logs": 30, "right": 30, "facts_kept": 7, "groups_split": 1, "collisions": 0},
     "frozen-16": {"logs": 29, "right": 27, "facts_kept": 7, "groups_split": 4, "collisions": 1},
     "frozen-17": {"logs": 47, "right": 45, "facts_kept": 13, "groups_split": 3, "collisions": 1},
-    "frozen-18": {"logs": 44, "right": 41, "facts_kept": 4, "groups_split": 4, "collisions": 0},
+    "frozen-18": {"logs": 44, "right": 42, "facts_kept": 4, "groups_split": 4, "collisions": 0},
+    "frozen-19": {"logs": 41, "right": 35, "facts_kept": 1, "groups_split": 2, "collisions": 3},
 }
 
 
@@ -82,6 +83,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-16",
         "frozen-17",
         "frozen-18",
+        "frozen-19",
     ]
 
 

@@ -100,7 +100,7 @@ EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
             r"(?:Actor|RayActor)(?:Died)?Error: The actor died unexpectedly"
             r"|The actor is dead because its worker process has died"
             r"|A worker died or was killed while executing a task|\bActorDiedError\b"
-            r"|Raylet is terminated"
+            r"|Raylet is terminated|Worker proc \S+ died unexpectedly"
         ),
     ),
     ("build", re.compile(r"fatal error: Killed signal terminated program (?P<program>cc1\w*|\S+)")),
@@ -316,6 +316,9 @@ LIMIT_EXCEEDED = re.compile(
 _PACKAGE_MISSING = re.compile(
     r"Cannot find a working \w+ installation|No module named '|\bTritonMissing\b"
 )
+# A file of Triton's kernel cache (~/.triton/cache, a TRITON_CACHE_DIR named triton_cache*)
+# or one of its temporary files ("k.cubin.tmp.pid_72_945989").
+TRITON_CACHE_FILE = re.compile(r"[\\/]\.?triton[\w-]*[\\/]cache[\\/]|triton_cache|\.tmp\.pid_\d")
 # pip could not build a package from source: the environment cannot be installed.
 _PACKAGE_BUILD = re.compile(
     r"Failed building (?:wheel|editable) for [\w.-]+|Failed to build installable wheels"
@@ -465,6 +468,12 @@ TABLE: Tuple[Row, ...] = (
         words=_PROFILE,
         scope="log",
         why="no error, only a profile of where the time goes: a process that does not finish",
+    ),
+    Row(
+        "compile_error",
+        exception=re.compile(r"FileNotFoundError"),
+        words=TRITON_CACHE_FILE,
+        why="a compiled kernel's file went missing from Triton's cache (processes racing)",
     ),
     # Where the exception was raised.
     Row("frontend", layer="frontend", why="raised by Triton's frontend (code generator, language)"),

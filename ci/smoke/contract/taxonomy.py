@@ -120,6 +120,8 @@ _MISSING_TOOL = (
     (re.compile(r"ASCEND_HOME_PATH is not set"), "the CANN toolkit (ASCEND_HOME_PATH)"),
     # Building the launcher stub needs a host C compiler (triton/runtime/build.py).
     (re.compile(r"Failed to find C compiler"), "the host C compiler (CC)"),
+    # The driver library the launcher links against, looked for by name (Triton 2.x's words).
+    (re.compile(r"(?P<tool>libcuda\.so) cannot (?:be )?found"), "{tool}"),
     # The host C compiler is there but cannot build the launcher stub Triton generates.
     (
         re.compile(r"Failed to compile\. cc_cmd: \[\s*'(?P<tool>[^']+)'"),
@@ -406,7 +408,8 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "ptxas",
         re.compile(r"Please run `ptxas [^`]*` to confirm that this is a bug in `(?P<crashed>\w+)`"),
     ),
-    ("ptxas", re.compile(r"ptxas [^\n,;]*, line \d+; error\s*: (?P<message>[^\n]+)")),
+    # (A diagnostic's severity is "error" or, for an unsupported PTX version, "fatal".)
+    ("ptxas", re.compile(r"ptxas [^\n,;]*, line \d+; (?:error|fatal)\s*: (?P<message>[^\n]+)")),
     ("ptxas", re.compile(r"ptxas (?:fatal|error)\s*: (?P<message>[^\n]+)")),
     ("ptxas", re.compile(r"(?P<message>`?ptxas`? failed with error code (?!-)\d+)")),
     ("ptxas", re.compile(r"PTXASError: (?P<message>[^\n]+)")),

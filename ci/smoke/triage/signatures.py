@@ -1087,6 +1087,20 @@ def _headline_signature(kind: str, evidence: Evidence, keyed_by_kernel: bool = T
     )
 
 
+def _compile_error(kind: str, evidence: Evidence) -> Signature:
+    """A compile failure of no finer kind; one whose compiled file went missing from Triton's
+    cache is one failure whatever kernel and temporary name met it (processes racing)."""
+    if not structure.TRITON_CACHE_FILE.search(evidence.text):
+        return _headline_signature(kind, evidence)
+    what = "a compiled kernel's file went missing from Triton's cache"
+    return Signature(
+        kind=kind,
+        key=make_key(kind, what),
+        summary=f"compile error: {what}: {normalise(headline(evidence))[:300]}",
+        details=_details(headline=normalise(headline(evidence))[:300], kernel=kernel_of(evidence)),
+    )
+
+
 _IDENTITY = {
     taxonomy.BACKEND_RESOLUTION: _backend_resolution,
     taxonomy.DRIVER: _driver,
@@ -1100,4 +1114,5 @@ _IDENTITY = {
     taxonomy.TOOLCHAIN: _toolchain,
     taxonomy.INFRASTRUCTURE: _infrastructure,
     taxonomy.HARNESS_ERROR: _harness,
+    taxonomy.COMPILE_ERROR: _compile_error,
 }
