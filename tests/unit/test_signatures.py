@@ -1145,6 +1145,36 @@ ROUND_19: list[Case] = [
 ]
 
 
+# Round 20 (from frozen-20's blind misses; round 19 with the resemblance guess).
+ROUND_20: list[Case] = [
+    (
+        "torch._dynamo.utils: [ERROR] RMSE (res-fp64): 0.0041, (ref-fp64): 0.00000\n"
+        "torch._dynamo.utils: [ERROR] Accuracy failed for key name fc.weight.grad\nfail_accuracy",
+        "numeric_mismatch",
+        {},
+    ),
+    # A native backtrace through libc's abort, no signal named: the process aborted.
+    (
+        "4  libc.so.6  0x00007f00 raise + 22\n5  libc.so.6  0x00007f01 abort + 211\n"
+        "6  triton-opt 0x000055ed5ae51d8a",
+        "crash",
+        {"signal": "SIGABRT"},
+    ),
+    # The launcher's C source rejected by the host compiler, with no path before its name.
+    (
+        "__triton_launcher.c:88:5: error: cannot jump from this goto statement to its label",
+        "toolchain",
+        {},
+    ),
+    (
+        "Helion compiler triton codegen error for @helion.kernel(config=helion.Config())\n"
+        "Traceback (most recent call last):",
+        "compile_error",
+        {},
+    ),
+]
+
+
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
     ("text", "kind", "facts"),
@@ -1166,6 +1196,7 @@ ROUND_19: list[Case] = [
         *ROUND_17,
         *ROUND_18,
         *ROUND_19,
+        *ROUND_20,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

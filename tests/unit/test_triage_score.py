@@ -34,6 +34,7 @@ FLOORS = {
     "frozen-17": {"logs": 47, "right": 45, "facts_kept": 13, "groups_split": 3, "collisions": 1},
     "frozen-18": {"logs": 44, "right": 42, "facts_kept": 4, "groups_split": 4, "collisions": 0},
     "frozen-19": {"logs": 41, "right": 35, "facts_kept": 1, "groups_split": 2, "collisions": 3},
+    "frozen-20": {"logs": 40, "right": 32, "facts_kept": 9, "groups_split": 4, "collisions": 0},
 }
 
 
@@ -84,6 +85,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-17",
         "frozen-18",
         "frozen-19",
+        "frozen-20",
     ]
 
 

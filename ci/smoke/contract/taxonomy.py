@@ -181,7 +181,10 @@ _MISSING_TOOL = (
     ),
     # The host C compiler rejects the launcher source Triton generates (too old a compiler).
     (
-        re.compile(r"[/\\](?:main|\w+_utils|__triton_launcher)\.c[:(]\d+(?::\d+)?\)?: error"),
+        re.compile(
+            r"(?:^|[/\\\s])(?:main|\w+_utils|__triton_launcher)\.c[:(]\d+(?::\d+)?\)?: error",
+            re.M,
+        ),
         "a host C compiler that builds the launcher",
     ),
 )
@@ -511,6 +514,8 @@ CRASH_FORMS = (
     re.compile(r"(?P<windows>Windows fatal exception: [^\n]+)"),
     # A C++ CHECK of glog or absl failed: the process aborts after its stack trace.
     re.compile(r"(?P<check>\*\*\* Check failure stack trace: \*\*\*)"),
+    # A native backtrace (LLVM's, a symbolizer's) through the C library's abort.
+    re.compile(r"^\s*\d+\s+libc\.so\.\d+\s+0x[0-9a-f]+ (?P<fatal>abort) \+ \d+", re.M),
     # pytest-xdist lost the worker process that ran the test (it died under the test).
     re.compile(r"(?P<lost>worker '[^']+' crashed) while running"),
     # The device faulted in a kernel (a hardware trap, an illegal address).
@@ -524,6 +529,8 @@ NUMERIC_FORMS = (
         re.IGNORECASE,
     ),
     re.compile(r"\bmismatch\s*=\s*\d+\s*/\s*\d+"),
+    # A benchmark harness's accuracy check against its reference (TorchDynamo's, torchbench's).
+    re.compile(r"\bAccuracy failed\b|\bfail_accuracy\b"),
     re.compile(
         r"\b(?:incorrect|wrong) (?:output|result)s?\b|\bresults? (?:do not|don't|does not) match",
         re.IGNORECASE,
@@ -583,6 +590,8 @@ _PASS_NAMED = re.compile(
 # logs the kernel's source after it).
 _COMPILE_FAILED = re.compile(
     r"Triton compilation failed: \w+|BackendCompilerFailed: backend='\w+' raised"
+    # A compiler that generates Triton (Helion) failing in its Triton code generation.
+    r"|\bcompiler triton codegen error\b"
 )
 
 # An exception raised inside Triton's compile path, in none of the forms above.

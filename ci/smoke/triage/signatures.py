@@ -899,6 +899,7 @@ _FATAL = {
     "segmentation fault": "SIGSEGV",
     "segfault": "SIGSEGV",
     "Aborted": "SIGABRT",
+    "abort": "SIGABRT",
     "Bus error": "SIGBUS",
     "core dumped": "",
 }
