@@ -11,7 +11,9 @@ no fact found it falls back to the normalised error line plus the kernel.
 
 The class comes from ``ci.smoke.contract.taxonomy.kind_of`` (the one taxonomy); a compile failure
 record written by the compile worker carries the kind the worker gave it, decided by the
-same function, and that kind is kept.
+same function, and that kind is kept. Where no rule decides, the class the log's words
+resemble most (``ci.smoke.contract.resemblance``) is taken as a guess, marked as one in the
+summary and the details (never in the key: one bug's reports, guessed or decided, share it).
 
 Calling convention: ``signature_of(message, text, artifacts)``. ``text`` is the whole failure
 output; ``message`` is whatever one-line summary the caller has (the first line, the last
