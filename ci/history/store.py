@@ -41,7 +41,7 @@ from ci.results import reader
 from ci.results.reader import CaseResult, RunRecord
 
 DEFAULT_DB = Path("results/history.sqlite")
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 120.0
 BATCH = 2000
 _SCHEMA_LOCK = 0x466C6167  # PostgreSQL advisory lock held while creating the schema
@@ -90,6 +90,7 @@ CREATE TABLE IF NOT EXISTS results (
     details TEXT NOT NULL,
     signature TEXT NOT NULL,
     failure_kind TEXT NOT NULL,
+    triage TEXT NOT NULL DEFAULT '',
     kernel TEXT NOT NULL,
     config TEXT NOT NULL,
     target TEXT NOT NULL,
@@ -124,13 +125,14 @@ CREATE TABLE IF NOT EXISTS artifact_files (
 """
 
 # Older schemas, brought up to date in place, one step at a time: 1 (before notes, with
-# perf.ms), 2 (before the runs' artifacts_url).
+# perf.ms), 2 (before the runs' artifacts_url), 3 (before the results' triage summary).
 _MIGRATIONS = {
     1: (
         "ALTER TABLE results ADD COLUMN notes TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE perf RENAME COLUMN ms TO perf_ms",
     ),
     2: ("ALTER TABLE runs ADD COLUMN artifacts_url TEXT NOT NULL DEFAULT ''",),
+    3: ("ALTER TABLE results ADD COLUMN triage TEXT NOT NULL DEFAULT ''",),
 }
 
 
@@ -602,9 +604,19 @@ class Store:
                 (run_id, lane),
             ):
                 files.setdefault((node, test), []).append(path)
-            for node, test, outcome, message, details, signature, kind, artifacts in session.rows(
+            for (
+                node,
+                test,
+                outcome,
+                message,
+                details,
+                signature,
+                kind,
+                triage,
+                artifacts,
+            ) in session.rows(
                 "SELECT node, test, outcome, message, details, signature, failure_kind,"
-                " artifacts FROM results WHERE run_id = ? AND lane = ?"
+                " triage, artifacts FROM results WHERE run_id = ? AND lane = ?"
                 " AND outcome IN ('failed', 'error') ORDER BY node",
                 (run_id, lane),
             ):
@@ -617,6 +629,7 @@ class Store:
                     details=details,
                     signature=signature,
                     failure_kind=kind,
+                    triage=triage,
                     artifacts=artifacts,
                     artifact_files=tuple(files.get((node, test), ())),
                     run_dir=by_id[run_id].run_dir,

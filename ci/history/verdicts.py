@@ -190,6 +190,8 @@ class FailureRecord:
     run_dir: Path
     # The CI run's artifacts, where artifact_files are kept ("": under run_dir).
     artifacts_url: str = ""
+    # The signature's summary: what triage found, and whether the kind is only a guess.
+    triage: str = ""
 
     @property
     def text(self) -> str:

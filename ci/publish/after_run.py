@@ -69,6 +69,7 @@ def observations_of(finished: reader.RunData) -> Observations:
                 details=case.details,
                 signature=case.signature,
                 failure_kind=case.failure_kind,
+                triage=case.triage,
                 artifacts=case.artifacts,
                 artifact_files=tuple(reader.artifact_files(run_dir, case)),
                 run_dir=run_dir,

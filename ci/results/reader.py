@@ -185,6 +185,8 @@ class CaseResult:
     details: str = ""
     signature: str = ""
     failure_kind: str = ""
+    # The signature's summary (properties.TRIAGE): for the reader, never grouped by.
+    triage: str = ""
     kernel: str = ""
     config: str = ""
     target: str = ""
@@ -577,6 +579,7 @@ class _JUnitReader:
             details=details[:MAX_TEXT_CHARS],
             signature=get(properties.SIGNATURE, ""),
             failure_kind=get(properties.FAILURE_KIND, ""),
+            triage=get(properties.TRIAGE, "")[:MAX_TEXT_CHARS],
             kernel=get(properties.KERNEL, ""),
             config=get(properties.CONFIG, ""),
             target=get(properties.TARGET, ""),

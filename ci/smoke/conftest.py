@@ -9,7 +9,7 @@ from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
-from ci.smoke.contract import properties, records
+from ci.smoke.contract import properties, records, taxonomy
 from ci.smoke.contract.lane import LaneContext, current_context, installed_versions
 
 CONTEXT = current_context()
@@ -78,8 +78,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     message = report.longreprtext
     folder = artifacts_root() / artifact_folder_name(item.nodeid)
     signature = signature_of(message.splitlines()[0] if message else "", message, folder)
-    # junitxml writes the properties of the teardown report, which copies the item's.
+    recorded = {name for name, _ in item.user_properties}
+    # junitxml writes the properties of the teardown report, which copies the item's. A
+    # test that failed in its call and again in its teardown keeps the first signature.
+    if properties.SIGNATURE in recorded:
+        return
     item.user_properties.append((properties.SIGNATURE, signature.key))
+    item.user_properties.append((properties.TRIAGE, signature.summary))
+    # A test that did not say its failure kind (an uncaught exception) gets the one the
+    # rules decided, so a lost worker or a broken install is not counted against the
+    # compiler. A guess by resemblance decides nothing: such a failure stays unclassified.
+    if properties.FAILURE_KIND not in recorded:
+        kind = taxonomy.UNCLASSIFIED if signature.guessed else signature.kind
+        item.user_properties.append((properties.FAILURE_KIND, kind))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

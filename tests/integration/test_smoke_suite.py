@@ -95,6 +95,46 @@ def test_a_broken_adapter_is_a_harness_error_with_its_traceback(
         assert "traceback:" in case.text and "ci/smoke/compile/tritonapi.py" in case.text
 
 
+# Tests that fail with an uncaught exception, dropped into a copy of the suite: one a rule
+# decides (the host has no C compiler), one no rule knows, worded like a lost worker.
+UNCAUGHT = """
+def test_without_a_c_compiler():
+    raise RuntimeError("Failed to find C compiler. Please specify via CC environment variable.")
+
+
+def test_lost_heartbeat():
+    raise RuntimeError("ZorpError: the ray actor died unexpectedly and its heartbeat was lost")
+"""
+
+
+def test_an_uncaught_failure_gets_the_rules_kind_and_a_guess_decides_nothing(
+    tmp_path: Path, cpu_lane: Lane, cpu_lane_env: environment.LaneEnvironment
+) -> None:
+    """A test that records no failure kind gets the one the rules decide, so the verdicts
+    know a missing toolchain is not the compiler's; a resemblance guess is shown in the
+    triage summary and leaves the kind unclassified."""
+    copy = tmp_path / "src"
+    shutil.copytree(REPO / "ci", copy / "ci", ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "ci" / "smoke" / "test_uncaught.py").write_text(UNCAUGHT)
+
+    done = run_smoke(
+        cpu_lane_env.python,
+        cpu_lane.smoke_context("mutant"),
+        tmp_path / "res",
+        "-k",
+        "test_uncaught",
+        env={"PYTHONPATH": str(copy)},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = {c.name: c for c in results_of(tmp_path / "res").values()}
+    toolchain, lost = cases["test_without_a_c_compiler"], cases["test_lost_heartbeat"]
+    assert toolchain.properties["failure_kind"] == "toolchain"
+    assert "lacks the host C compiler" in toolchain.properties["triage"]
+    assert toolchain.properties["signature"].startswith("toolchain|")
+    assert lost.properties["failure_kind"] == "unclassified"
+    assert "[no rule decided; by resemblance: " in lost.properties["triage"]
+
+
 def _corex_env(tmp_path: Path, cache: Path) -> Path:
     """A venv like a FlagTree 0.6.0 install: Triton with only a corex-only backend plugin."""
     venv = tmp_path / "corex-venv"

@@ -12,7 +12,16 @@ import pytest
 from ci.core.errors import HistoryError
 from ci.history.store import ingest_run
 from ci.publish.dashboard import build, failure_page
-from tests.fixtures.dashboard_history import ATTENTION, GDN, HOSTILE_TEST, REPRO, build_history
+from ci.results import report
+from ci.results.reader import CaseResult
+from tests.fixtures.dashboard_history import (
+    ATTENTION,
+    ATTENTION_TRIAGE,
+    GDN,
+    HOSTILE_TEST,
+    REPRO,
+    build_history,
+)
 from tests.fixtures.history_runs import Case, run_id, write_run
 
 FT = "iluvatar-flagtree-0.6.0"
@@ -97,6 +106,7 @@ def test_a_failure_page_has_its_diagnostics_and_reproducer_links(site: Path) -> 
     assert "operand #0 does not dominate this use" in text
     assert "iluvatar-mma-reduce-dominance" in text
     assert "passes on the baseline lane iluvatar-triton-3.2.0" in text
+    assert f"<dt>triage</dt><dd>{ATTENTION_TRIAGE}</dd>" in text
     links = [h for h in _parse(page).hrefs if h.endswith(".mlir")]
     assert len(links) == 1
     target = (page.parent / unquote(links[0])).resolve()
@@ -171,3 +181,14 @@ def test_a_lane_in_a_vendor_family_and_an_axis_family_is_ordered_once() -> None:
         "cpu-vllm-0.20.2",
         "cpu-vllm-0.33.0",
     ]
+
+
+def test_the_run_page_gives_each_failure_its_triage_summary_escaped() -> None:
+    guessed = "unclassified failure: <zorp> [no rule decided; by resemblance: crash 0.21]"
+    cases = [
+        CaseResult(FT, "node1", ATTENTION, "failed", "boom", triage=guessed),
+        CaseResult(FT, "node1", GDN, "failed", "bang"),
+    ]
+    page = report.of_run(cases, run_id(0)).page
+    assert page.count('<p class="triage">') == 1
+    assert "triage: unclassified failure: &lt;zorp&gt; [no rule decided; by resemblance:" in page

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from ci.core.errors import HistoryError, ReportError
-from ci.history.store import Store, ingest_run, ingest_runs
+from ci.history.store import SCHEMA_VERSION, Store, ingest_run, ingest_runs
 from ci.results import reader
+from ci.smoke.contract import properties
 from tests.fixtures.history_runs import Case, pytest_junit, run_id, write_run
 
 LANE = "cpu-triton-3.6.0"
@@ -272,12 +273,37 @@ def test_ingest_runs_stores_the_good_runs_and_names_the_refused(
     assert _rows(db, "SELECT run_id FROM runs ORDER BY run_id") == [(run_id(0),), (run_id(2),)]
 
 
+def test_a_schema_3_history_gains_the_triage_summary_in_place(tmp_path: Path) -> None:
+    db = tmp_path / "history.sqlite"
+    old = write_run(tmp_path / "results", 0, [Case(LANE, "s::t", "failed", "boom")])
+    Store(db).ingest(old)
+    with sqlite3.connect(db) as con:  # the history as schema 3 left it
+        con.execute("ALTER TABLE results DROP COLUMN triage")
+        con.execute("UPDATE meta SET value = '3' WHERE key = 'schema'")
+    summary = "unclassified failure: boom [no rule decided; by resemblance: crash 0.20 (next ...)]"
+    new = write_run(
+        tmp_path / "results",
+        1,
+        [Case(LANE, "s::t", "failed", "boom", {properties.TRIAGE: summary})],
+    )
+
+    Store(db).ingest(new)
+
+    assert _rows(str(db), "SELECT value FROM meta WHERE key = 'schema'") == [("4",)]
+    assert _rows(str(db), "SELECT run_id, triage FROM results ORDER BY run_id") == [
+        (run_id(0), ""),
+        (run_id(1), summary),
+    ]
+    assert Store(db).observations().failures[(LANE, "s::t")].triage == summary
+
+
 def test_a_schema_2_history_gains_the_runs_artifacts_url_in_place(tmp_path: Path) -> None:
     db = tmp_path / "history.sqlite"
     old = write_run(tmp_path / "results", 0, [Case(LANE, "s::t", "failed", "boom")])
     Store(db).ingest(old)
     with sqlite3.connect(db) as con:  # the history as schema 2 left it
         con.execute("ALTER TABLE runs DROP COLUMN artifacts_url")
+        con.execute("ALTER TABLE results DROP COLUMN triage")
         con.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
     new = write_run(tmp_path / "results", 1, [Case(LANE, "s::t", "failed", "boom")])
     record = json.loads((new / "run.json").read_text())
@@ -286,7 +312,7 @@ def test_a_schema_2_history_gains_the_runs_artifacts_url_in_place(tmp_path: Path
 
     Store(db).ingest(new)
 
-    assert _rows(str(db), "SELECT value FROM meta WHERE key = 'schema'") == [("3",)]
+    assert _rows(str(db), "SELECT value FROM meta WHERE key = 'schema'") == [(str(SCHEMA_VERSION),)]
     assert _rows(str(db), "SELECT run_id, artifacts_url FROM runs ORDER BY run_id") == [
         (run_id(0), ""),
         (run_id(1), "https://github.com/o/r/actions/runs/7#artifacts"),

@@ -14,7 +14,7 @@ import pytest
 from benchmarks import triage_score
 from ci.smoke.contract import resemblance
 from ci.smoke.contract.taxonomy import kind_of
-from ci.smoke.triage.signatures import signature_of
+from ci.smoke.triage.signatures import RESEMBLES, signature_of
 
 # Two classes, in words no rule of the taxonomy knows (checked below).
 EXAMPLES = [
@@ -63,7 +63,8 @@ def test_a_log_no_rule_decides_gets_the_guess_marked_as_one() -> None:
     signature = signature_of("", log, None, TOY)
     assert signature.kind == "infrastructure"
     assert "no rule decided; by resemblance: infrastructure" in signature.summary
-    assert (signature.detail("resembles") or "").startswith("infrastructure ")
+    assert signature.guessed
+    assert (signature.detail(RESEMBLES) or "").startswith("infrastructure ")
     assert signature.detail("structure") == (
         "exception ZorpError (from its exception line); no traceback frames;"
         " no known raising layer; no compile stage"
@@ -76,11 +77,11 @@ def test_the_rules_decide_before_any_resemblance() -> None:
     assert kind_of(log) == "crash"
     signature = signature_of("", log, None, TOY)
     assert signature.kind == "crash"
-    assert signature.detail("resembles") is None
+    assert not signature.guessed
 
 
 def test_a_log_nothing_resembles_stays_unclassified_with_its_structure() -> None:
     signature = signature_of("", "an entirely different sentence", None, TOY)
     assert signature.kind == "unclassified"
-    assert signature.detail("resembles") is None
+    assert not signature.guessed
     assert signature.detail("structure") is not None

@@ -48,6 +48,9 @@ REPLAY_TTGIR_SHA256 = "replay_ttgir_sha256"
 # the test's artifact folder (relative to the lane folder; to the run folder in merged.xml).
 FAILURE_KIND = "failure_kind"
 SIGNATURE = "signature"
+# The signature's one-line summary: what triage found, what the log lacked, and for a class
+# no rule decided, the class its words resemble (marked as a guess).
+TRIAGE = "triage"
 NAMED_PASS = "named_pass"
 HINT = "hint"
 ARTIFACTS = "artifacts"

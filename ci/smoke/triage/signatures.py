@@ -39,6 +39,9 @@ class EvidenceError(ValueError):
     """A failing test's evidence (``failure.json``, a stored signature) is malformed."""
 
 
+# The detail that holds the resemblance guess, where the kind is one.
+RESEMBLES = "resembles"
+
 # Artifact files read as extra evidence, besides failure.json; bigger ones are cut.
 _EVIDENCE_SUFFIXES = (".txt", ".log", ".stderr", ".err")
 _EVIDENCE_LIMIT = 1 << 20
@@ -53,6 +56,11 @@ class Signature:
 
     def detail(self, name: str) -> str | None:
         return dict(self.details).get(name)
+
+    @property
+    def guessed(self) -> bool:
+        """True when no rule decided the kind and it is the resemblance guess."""
+        return self.detail(RESEMBLES) is not None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -128,7 +136,7 @@ def signature_of(
     return replace(
         guessed,
         summary=f"{guessed.summary} [no rule decided; by resemblance: {guess.describe()}]",
-        details=(*guessed.details, *_details(resembles=guess.describe(), structure=found)),
+        details=(*guessed.details, *_details(**{RESEMBLES: guess.describe()}, structure=found)),
     )
 
 
