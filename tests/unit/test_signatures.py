@@ -1175,6 +1175,104 @@ ROUND_20: list[Case] = [
 ]
 
 
+# Round 21 (from frozen-21's blind misses; round 20 with the resemblance guess).
+ROUND_21: list[Case] = [
+    # Triton 2.x built the launcher in triton/common/build.py: gcc failing there is the node's.
+    (
+        '  File "/v/site-packages/triton/common/build.py", line 90, in _build\n'
+        "    ret = subprocess.check_call(cc_cmd)\n"
+        "subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/t/main.c', '-O3',",
+        "toolchain",
+        {},
+    ),
+    # The network or a remote service: an HTTP status, a rate limit, object storage.
+    (
+        "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: "
+        "https://hub.example/api/models/m",
+        "infrastructure",
+        {"component": "network"},
+    ),
+    (
+        "Error retrieving file list: Server error '503 Service Unavailable' for url 'https://h/x'",
+        "infrastructure",
+        {"component": "network"},
+    ),
+    (
+        "requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='h', port=443): Read timed out.",
+        "infrastructure",
+        {"component": "network"},
+    ),
+    (
+        "botocore.exceptions.ClientError: An error occurred (AccessDenied) when calling the"
+        " PutObject operation: Access Denied",
+        "infrastructure",
+        {"component": "network"},
+    ),
+    # A shared library of the install does not load; a driver's own library is the node's.
+    (
+        "OSError: /v/site-packages/pkg/_ext.abi3.so: undefined symbol: PyFoo_New",
+        "harness_error",
+        {},
+    ),
+    (
+        "Error: ERROR:libfoo_smi.so.2: cannot open shared object file: No such file or directory",
+        "harness_error",
+        {},
+    ),
+    # The caller passes a launch option the installed Triton does not take.
+    (
+        "TypeError: my_kernel() got an unexpected keyword argument 'num_ctas'",
+        "harness_error",
+        {},
+    ),
+    # LLVM aborting in a stage that emits machine code, seen on the dump's current thread.
+    (
+        "LLVM ERROR: unsupported opcode in DIExpression\nFatal Python error: Aborted\n\n"
+        "Current thread 0x00007f (most recent call first):\n"
+        '  File "/x/triton/backends/intel/compiler.py", line 366 in make_spv\n'
+        '  File "/x/triton/compiler/compiler.py", line 324 in compile\n',
+        "codegen",
+        {"stage": "make_spv"},
+    ),
+    # No device at all, in ROCm's and a CI tool's words.
+    ('HIP API error = 0100 "no ROCm-capable device is\ndetected"', "driver", {}),
+    ("Query device error: cannot get device count\nError: No devices found", "driver", {}),
+    # GoogleTest caught a Windows access violation.
+    (
+        "unknown file: error: SEH exception with code 0xc0000005 thrown in the test body.",
+        "crash",
+        {},
+    ),
+    # A C++ or CUDA compiler rejects a generated source (not Triton's C launcher).
+    (
+        '/tmp/tmpab12cd.cu(210): error: identifier "foo" is undefined\n'
+        '1 error detected in the compilation of "/tmp/tmpab12cd.cu".',
+        "codegen",
+        {"tool": "cc"},
+    ),
+    ("/tmp/t/main.cpp:9:3: error: expected ';' before '}' token", "codegen", {"tool": "cc"}),
+    # Pallas has no lowering for a primitive the kernel uses.
+    (
+        "NotImplementedError: Unimplemented primitive in Pallas GPU lowering: erf_inv.",
+        "frontend",
+        {},
+    ),
+    # XLA's runtime refuses a kernel's shared memory, no figures.
+    (
+        "INTERNAL: Shared memory requested exceeds device resources.",
+        "out_of_resources",
+        {"resource": "Shared memory"},
+    ),
+    # unittest's FAIL header names the test of a numeric mismatch.
+    (
+        "FAIL: test_mean (test_ops.TestOps.test_mean)\n----\n"
+        "AssertionError: Tensor-likes are not close!",
+        "numeric_mismatch",
+        {"test": "test_mean (test_ops.TestOps.test_mean)"},
+    ),
+]
+
+
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
     ("text", "kind", "facts"),
@@ -1197,6 +1295,7 @@ ROUND_20: list[Case] = [
         *ROUND_18,
         *ROUND_19,
         *ROUND_20,
+        *ROUND_21,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
@@ -1204,6 +1303,17 @@ def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
     sig = signature_of("", text, None, resemblance.Centroids({}, {}))
     assert sig.kind == kind, sig
     assert {name: sig.detail(name) for name in facts} == facts
+
+
+def test_a_pasted_line_in_markdown_bold_keeps_its_key() -> None:
+    # Round 21: a report's "**Exception: ...**" was a key of its own.
+    line = "Exception: Failed to import Triton-based component: fused_thing"
+    assert signature_of("", f"**{line}", None).key == signature_of("", line, None).key
+
+
+def test_a_missing_gpu_driver_library_is_not_a_broken_install() -> None:
+    text = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory"
+    assert signature_of("", text, None, resemblance.Centroids({}, {})).kind != "harness_error"
 
 
 def test_an_actor_that_died_in_its_creation_is_what_killed_it() -> None:

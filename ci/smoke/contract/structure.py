@@ -40,6 +40,9 @@ FRONTEND_LAYER = "frontend"
 # Paths are matched with "/" separators.
 LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     ("host_build", re.compile(r"triton/runtime/build\.py$"), None),
+    # Triton 2.x built the launcher in triton/common/build.py (where it also looked for the
+    # host's libraries: those frames are the SDK lookup's, below).
+    ("host_build", re.compile(r"triton/common/build\.py$"), re.compile(r"^_build$")),
     # A backend looking for the host's SDK or tools (find_sycl, libcuda_dirs, the ptxas path):
     # what it fails on is the node's toolchain, not the kernel.
     (
@@ -109,7 +112,17 @@ EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
 # A binary stage: the vendor's assembler or linker runs (ptxas, the HSACO linker, ocloc,
 # bishengir): a failure raised there is codegen.
 BINARY_STAGE = re.compile(r"^make_(?:cubin|hsaco|zebin|spv|\w*bin)$")
+# The stages that emit machine code: LLVM's code generators (PTX, AMDGCN) and the binaries.
+MACHINE_CODE_STAGE = re.compile(r"^make_(?:ptx|amdgcn|cubin|hsaco|zebin|spv|\w*bin)$")
 _STAGE_FRAME = re.compile(r"^make_\w+$")
+# A faulthandler dump's current thread (most recent call first): where the process stood
+# when it aborted. Its frames are not a traceback (nothing was raised there), but the
+# compile stage on it is the one that aborted.
+_CURRENT_THREAD = re.compile(
+    r"^Current thread [^\n]*\(most recent call first\):\n(?P<body>(?:[ \t]+File [^\n]*\n?)+)",
+    re.M,
+)
+_DUMP_FRAME = re.compile(r"File \"[^\"]+\", line \d+ in (?P<function>\w+)")
 
 # The exception line: "Name: message", "pkg.mod.NameError: ..." (the last one is the raised).
 _EXCEPTION = re.compile(
@@ -214,6 +227,10 @@ def parse(text: str) -> Structure:
         if layer and layer != "import":
             break
     stage = next((f.function for f in reversed(frames) if _STAGE_FRAME.match(f.function)), "")
+    dump = _CURRENT_THREAD.search(text)
+    if not stage and dump is not None:
+        dumped = (m["function"] for m in _DUMP_FRAME.finditer(dump["body"]))
+        stage = next((f for f in dumped if _STAGE_FRAME.match(f)), "")
     event = next((name for name, form in EVENTS if form.search(text)), "")
     return Structure(exception, message, source, frames, layer, stage, event)
 
@@ -325,6 +342,27 @@ _PACKAGE_BUILD = re.compile(
 )
 # The node's file system failed under whatever read it (an NFS cache, a full or read-only disk).
 _FILESYSTEM = re.compile(r"Stale file handle|Input/output error|Read-only file system")
+# The network or a remote service failed under a download or an upload: an HTTP error status
+# (requests', httpx's, urllib's words), a connection that could not be made, a rate limit,
+# object storage refusing a call (botocore's words). Before the timeouts: a read that timed
+# out on a socket is the network's, not a test's or a compile's.
+NETWORK = re.compile(
+    r"\b[45]\d\d (?:Client|Server) Error: [A-Z][A-Za-z ]*[a-z]"
+    r"|(?:Client|Server) error '[45]\d\d [A-Za-z ]+'|\bHTTP Error [45]\d\d\b"
+    r"|\bToo Many Requests\b|\brate[- ]limit(?:ed)? you\b|\bhit the quota of\b"
+    r"|Max retries exceeded with url|Failed to establish a new connection"
+    r"|Temporary failure in name resolution|Name or service not known"
+    r"|Connection reset by peer|Connection refused\b|\bRead timed out\b"
+    r"|An error occurred \(\w+\) when calling the \w+ operation|Unable to locate credentials"
+)
+# A shared library of the installed packages does not load: built against another version
+# (a symbol it needs is not there) or missing from the install. A GPU driver's own library
+# missing is the node's driver, not the packages.
+_LIBRARY_LOAD = re.compile(r"\.so[\w.]*: (?:undefined symbol: \w+|cannot open shared object file)")
+_DRIVER_LIBRARY = re.compile(r"\blib(?:cuda|nvidia-\w+|ze_loader|hsa-runtime64)\.so")
+# The caller passes an argument the installed API does not take (a launch option of another
+# release: num_ctas, a keyword a newer kernel signature has).
+_UNEXPECTED_ARGUMENT = re.compile(r"got an unexpected keyword argument '\w+'")
 # A kernel launched as kernel[grid](...) is a plain function: the decorator was not Triton's
 # (a placeholder an application put in Triton's place when it would not import).
 _NOT_JITTED = re.compile(r"TypeError: 'function' object is not subscriptable")
@@ -366,9 +404,31 @@ TABLE: Tuple[Row, ...] = (
     Row("infrastructure", layer="build", why="a build's compiler was killed (memory)"),
     Row("infrastructure", words=_FILESYSTEM, scope="any", why="the node's file system failed"),
     Row(
+        "infrastructure",
+        words=NETWORK,
+        scope="any",
+        why="the network or a remote service failed (an HTTP error, a connection, a rate limit)",
+    ),
+    Row(
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
     ),
     Row("harness_error", words=_PACKAGE_MISSING, why="a package of the environment is missing"),
+    Row(
+        "harness_error",
+        words=_LIBRARY_LOAD,
+        scope="any",
+        unless=_DRIVER_LIBRARY,
+        why="a shared library of the installed packages does not load (another version, missing)",
+    ),
+    Row(
+        "harness_error",
+        exception=re.compile(r"TypeError"),
+        words=_UNEXPECTED_ARGUMENT,
+        unless=_COMPILATION_BANNER,
+        # Inside Triton's frontend it is the kernel's own call of a language function.
+        not_in=(FRONTEND_LAYER,),
+        why="the caller passes an argument the installed API does not take (versions disagree)",
+    ),
     Row(
         "harness_error",
         words=_PACKAGE_BUILD,
@@ -485,6 +545,13 @@ TABLE: Tuple[Row, ...] = (
         why="a Python error raised in the JIT'ed function, printed under a compilation banner",
     ),
     Row("codegen", layer="backend", stage=BINARY_STAGE, why="raised in a backend's binary stage"),
+    Row(
+        "codegen",
+        stage=MACHINE_CODE_STAGE,
+        words=re.compile(r"LLVM ERROR: (?!out of memory)"),
+        scope="log",
+        why="LLVM aborted in a stage that emits machine code (PTX, AMDGCN, SPIR-V, a binary)",
+    ),
     Row(
         "pass_failure",
         layer="backend",

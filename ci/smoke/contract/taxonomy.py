@@ -82,6 +82,7 @@ _PREFIXES = (
     re.compile(r"E {2,}"),  # pytest's failure lines ("E       RuntimeError: ...")
     re.compile(r">+\s*"),  # a log quoted in an issue or e-mail
     re.compile(r"-?\s*\*\*[\w ]+:\*\*\s*"),  # "- **Exception Message:** ..." (report templates)
+    re.compile(r"\*\*(?=\w)"),  # a report's Markdown bold around a pasted line ("**Exception: ")
 )
 
 
@@ -214,6 +215,9 @@ _PTXAS_SHARED = re.compile(
 )
 # Triton 1.x and 2.0's check of a kernel's shared memory against the device's, before a launch.
 _DEVICE_SHARED = re.compile(r"Device does not support shared memory of (?P<required>\d+) ?bytes")
+# A runtime's refusal of a launch asking more shared memory than the device has, no figures
+# (XLA's words for a Triton kernel it runs).
+_SHARED_REQUESTED = re.compile(r"(?P<resource>[Ss]hared memory) requested exceeds device resources")
 _PASS_IN_WRAPPER = re.compile(r"PassManager::run failed|'[a-z_]+\.[\w.]+' op\b|\berror:")
 # The raise itself, where the report lost its message: ``raise OutOfResources(required,
 # limit, "name")``; literal zeros for both figures are a wrapped pass failure's placeholders.
@@ -270,6 +274,9 @@ def resource_failure(text: str) -> ResourceFailure | None:
     device = _DEVICE_SHARED.search(text)
     if device is not None:
         return ResourceFailure("shared memory", device["required"], "", False, device.group(0))
+    requested = _SHARED_REQUESTED.search(text)
+    if requested is not None:
+        return ResourceFailure(requested["resource"], "", "", False, requested.group(0))
     overflow = _OVERFLOW.search(text)
     if overflow is not None:
         return ResourceFailure(
@@ -345,7 +352,12 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\bSetDevice\([^)\n]*\), error code"
             r"|No (?:CUDA |HIP |XPU |NPU )?(?:GPUs|devices) (?:are|is) available"
             r"|\bDevice count is zero\b|\bdevice_id is out of range\b"
-            r"|Found no NVIDIA driver on your system|no CUDA-capable device is detected",
+            r"|Found no NVIDIA driver on your system"
+            # A runtime's or a tool's report that it found no device at all (HIP's message
+            # may be wrapped over two lines).
+            r"|no (?:CUDA|ROCm|HIP)-capable device is\s+detected|\bcannot get device count\b"
+            r"|\bNo (?:supported |usable )?(?:GPU |XPU |NPU |ROCm |CUDA )?devices?"
+            r" (?:was |were )?found\b",
             re.I,
         ),
     ),
@@ -387,6 +399,9 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|bootstrap pre-initialization failed)"
         ),
     ),
+    # Last: the network or a remote service (its one owner: structure.NETWORK); its words are
+    # the reason.
+    ("network", re.compile(f"(?P<reason>{structure.NETWORK.pattern})")),
 )
 
 CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -431,6 +446,18 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"[^\n]*?returned non-zero exit status"
         ),
     ),
+    # A C, C++ or CUDA compiler (gcc, clang, nvcc, hipcc) rejects a source a compiler
+    # generated (TileLang's CUDA, a C++ launcher): its diagnostic, or nvcc's count of them.
+    # Triton's own C launcher failing to build is the node's compiler (toolchain, above);
+    # a missing header is the node's SDK (toolchain, above).
+    (
+        "cc",
+        re.compile(
+            r"[\w.-]+\.(?:c|cc|cpp|cxx|cu|cuh|hip)(?::\d+(?::\d+)?|\(\d+\)): (?:fatal )?error"
+            r"(?: \w+)?: (?P<message>[^\n]+)"
+        ),
+    ),
+    ("cc", re.compile(r"(?P<message>\d+ errors? detected in the compilation of)")),
 )
 
 FRONTEND_FORMS = (
@@ -449,6 +476,9 @@ FRONTEND_FORMS = (
     # tl.arange's op rejected by its verifier (a length not a power of two, an empty range):
     # the kernel's source breaks a rule of the language, in older releases' words.
     re.compile(r"error: [^\n]*\"tt\.make_range\"\(\)"),
+    # A frontend that lowers another language to Triton (JAX's Pallas) has no lowering for
+    # an operation the kernel uses.
+    re.compile(r"Unimplemented primitive in \w+ (?:\w+ )?lowering"),
 )
 
 PASS_FAILURE_FORMS = (
@@ -510,8 +540,11 @@ CRASH_FORMS = (
     re.compile(r"(?P<fatal>[Ss]egmentation fault)"),
     re.compile(r"\((?P<fatal>core dumped)\)"),
     re.compile(r"(?P<stack>Stack dump:|PLEASE submit a bug report)"),
-    # Windows' structured exception, as Python's faulthandler prints it.
+    # Windows' structured exception, as Python's faulthandler prints it, or as a test
+    # framework caught it (GoogleTest's "SEH exception with code 0xc0000005": an access
+    # violation).
     re.compile(r"(?P<windows>Windows fatal exception: [^\n]+)"),
+    re.compile(r"SEH exception with code (?P<windows>0x[0-9a-fA-F]{8})"),
     # A C++ CHECK of glog or absl failed: the process aborts after its stack trace.
     re.compile(r"(?P<check>\*\*\* Check failure stack trace: \*\*\*)"),
     # A native backtrace (LLVM's, a symbolizer's) through the C library's abort.

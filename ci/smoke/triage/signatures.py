@@ -1002,11 +1002,13 @@ _OUTPUT_NAME = re.compile(r"\b(?:output|tensor)\s+'?(?P<name>[A-Za-z_]\w*)'?")
 
 
 # The failing test's id: pytest's node id (a FAILED line, a summary line), a unittest id
-# from PyTorch's repro line or a report's header.
+# from PyTorch's repro line, a report's header or unittest's own FAIL header.
 _TEST_IDS = (
     re.compile(r"(?P<id>[\w./\\-]+\.py::[^\s`'\\]+)"),
     re.compile(r"\bpython\S* [\w./-]+\.py (?P<id>[A-Z]\w*\.test\w*)"),
     re.compile(r"^_{3,} (?P<id>[A-Z]\w*\.test\w*|test\w*(?:\[[^\]\s]*\])?) _{3,}", re.M),
+    # unittest's header of a failed test: "FAIL: test_x (module.Class.test_x)".
+    re.compile(r"^(?:FAIL|ERROR): (?P<id>test\w* \([\w.]+\))", re.M),
 )
 
 
