@@ -63,6 +63,11 @@ class NewsGroup:
     def rank(self) -> int:
         return NEWS_ORDER.index(self.what)
 
+    @property
+    def triage(self) -> str:
+        """What triage found, in one line: the first of the group's failures that has it."""
+        return next((v.failure.triage for v in self.verdicts if v.failure and v.failure.triage), "")
+
 
 @dataclass(frozen=True)
 class NightCell:

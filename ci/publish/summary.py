@@ -32,9 +32,13 @@ def _cell(text: str) -> str:
 
 
 def _first_line(verdict: Verdict) -> str:
+    """The failure in one line: what triage found where the lane wrote it (the pass, the
+    diagnostic, a guess marked as one), else the message's first line."""
     failure = verdict.failure
     if failure is None:
         return ""
+    if failure.triage:
+        return failure.triage
     lines = (failure.message or failure.details).strip().splitlines()
     return lines[0] if lines else ""
 

@@ -89,6 +89,13 @@ def test_the_overview_shows_grids_known_issues_and_fix_checks(site: Path) -> Non
     assert re.search(r"0\.6\.1a1\+xpu3\.6: <span class='fix-not-tested'>", index)
 
 
+def test_a_news_block_says_what_triage_found(site: Path) -> None:
+    index = _text(site / "index.html")
+    assert index.count(f"<p class='triage'>{ATTENTION_TRIAGE}</p>") == 1
+    # The uni_sram failure's lane wrote no triage line: its block has none.
+    assert index.count("<p class='triage'>") == 1
+
+
 def test_the_history_strip_gives_the_first_failing_run_and_age(site: Path) -> None:
     history = _text(site / "history.html")
     row = next(

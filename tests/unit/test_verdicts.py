@@ -319,3 +319,35 @@ def test_a_baseline_lacking_a_triton_api_makes_the_comparison_not_applicable(
         f"not applicable: baseline {CPU_32} (3.2.0) lacks triton.language.make\\_tensor\\_descriptor"
         in section
     )
+
+
+def test_the_summary_gives_a_failure_in_triages_words_where_the_lane_wrote_them(
+    tmp_path: Path,
+) -> None:
+    from ci.history import run_verdicts
+    from ci.publish import summary
+    from ci.smoke.contract import properties
+
+    said = "pass failure: TritonGPUPipeline: operand #N does not dominate this use"
+    history = feed(
+        tmp_path,
+        [
+            [Case(FT, "t.py::a"), Case(FT, "t.py::b")],
+            [
+                Case(
+                    FT,
+                    "t.py::a",
+                    "failed",
+                    "Traceback (most recent call last):\n...",
+                    {properties.TRIAGE: said},
+                ),
+                Case(FT, "t.py::b", "failed", "RuntimeError: boom"),
+            ],
+        ],
+    )
+    text = summary.render(
+        run_verdicts.RunOutcome(run_verdicts.of_run(history, run_id(1))), lambda v: "#"
+    )
+    new = text.split("### New failures (2)")[1].split("###")[0]
+    assert summary._cell(said) in new and "Traceback" not in new
+    assert "RuntimeError: boom" in new
