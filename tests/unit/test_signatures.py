@@ -1305,6 +1305,22 @@ def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
     assert {name: sig.detail(name) for name in facts} == facts
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error for url:"
+        " http://localhost:8000/v1/completions",
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='127.0.0.1', port=8000):"
+        " Max retries exceeded with url: /health (Caused by NewConnectionError: Connection"
+        " refused)",
+    ],
+)
+def test_a_local_server_failing_is_not_the_network(text: str) -> None:
+    # Round 21: the vLLM server under test answers on localhost; when it fails, its own
+    # failure may be the compiler's, so its client's errors are not infrastructure.
+    assert signature_of("", text, None, resemblance.Centroids({}, {})).kind != "infrastructure"
+
+
 def test_a_pasted_line_in_markdown_bold_keeps_its_key() -> None:
     # Round 21: a report's "**Exception: ...**" was a key of its own.
     line = "Exception: Failed to import Triton-based component: fused_thing"

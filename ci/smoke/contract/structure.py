@@ -343,16 +343,18 @@ _PACKAGE_BUILD = re.compile(
 # The node's file system failed under whatever read it (an NFS cache, a full or read-only disk).
 _FILESYSTEM = re.compile(r"Stale file handle|Input/output error|Read-only file system")
 # The network or a remote service failed under a download or an upload: an HTTP error status
-# (requests', httpx's, urllib's words), a connection that could not be made, a rate limit,
-# object storage refusing a call (botocore's words). Before the timeouts: a read that timed
-# out on a socket is the network's, not a test's or a compile's.
+# from a remote host (requests', httpx's, urllib's words), a connection pool's failure to one,
+# a rate limit, a name that does not resolve, object storage refusing a call (botocore's
+# words). Before the timeouts: a remote read that timed out is the network's. A local
+# server's errors (a vLLM server under test on localhost refusing connections, answering
+# 500) are not: its own failure may be the compiler's.
+_LOCAL_HOST = r"(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])"
 NETWORK = re.compile(
-    r"\b[45]\d\d (?:Client|Server) Error: [A-Z][A-Za-z ]*[a-z]"
-    r"|(?:Client|Server) error '[45]\d\d [A-Za-z ]+'|\bHTTP Error [45]\d\d\b"
-    r"|\bToo Many Requests\b|\brate[- ]limit(?:ed)? you\b|\bhit the quota of\b"
-    r"|Max retries exceeded with url|Failed to establish a new connection"
-    r"|Temporary failure in name resolution|Name or service not known"
-    r"|Connection reset by peer|Connection refused\b|\bRead timed out\b"
+    rf"\b[45]\d\d (?:Client|Server) Error: [A-Z][A-Za-z ]*[a-z] for url: https?://(?!{_LOCAL_HOST})"
+    rf"|(?:Client|Server) error '[45]\d\d [A-Za-z ]+' for url '?https?://(?!{_LOCAL_HOST})"
+    rf"|\bHTTPS?ConnectionPool\(host='(?!{_LOCAL_HOST})[^']+', port=\d+\)"
+    r"|\bHTTP Error [45]\d\d\b|\bToo Many Requests\b|\brate[- ]limit(?:ed)? you\b"
+    r"|\bhit the quota of\b|Temporary failure in name resolution|Name or service not known"
     r"|An error occurred \(\w+\) when calling the \w+ operation|Unable to locate credentials"
 )
 # A shared library of the installed packages does not load: built against another version
