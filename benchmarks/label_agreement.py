@@ -1,7 +1,7 @@
 """How far two labellers agree on the class of a held-out log, and the code on either.
 
 Every frozen split's labels are one person's reading of a log. A second pair of people
-labelled frozen-17 to frozen-21 again, blind (``second_opinion.toml``: excerpts only,
+labelled frozen-17 to frozen-22 again, blind (``second_opinion.toml``: excerpts only,
 shuffled, the same written class descriptions). Their agreement bounds what a score against
 one labeller can say: a log the two read differently has no one right class. This prints
 the agreement, the pairs of classes they differ on, and the code's classes now against the
@@ -26,7 +26,14 @@ from ci.smoke.contract.taxonomy import KINDS
 
 SECOND = triage_score.CORPUS_DIR / "second_opinion.toml"
 # The splits labelled twice, and the commit that added each (its first, blind answers).
-RELABELLED = {17: "5d6ab6e", 18: "1562d9d", 19: "e779a3d", 20: "7349709", 21: "7a918c8"}
+RELABELLED = {
+    17: "5d6ab6e",
+    18: "1562d9d",
+    19: "e779a3d",
+    20: "7349709",
+    21: "7a918c8",
+    22: "436a3b5",
+}
 
 
 @dataclass(frozen=True)

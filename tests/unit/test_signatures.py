@@ -1160,10 +1160,12 @@ ROUND_20: list[Case] = [
         "crash",
         {"signal": "SIGABRT"},
     ),
-    # The launcher's C source rejected by the host compiler, with no path before its name.
+    # The launcher's C source rejected by the host compiler, with no path before its name
+    # (toolchain in round 20; from round 22 the launcher's own source rejected is Triton's
+    # compile error, and only the compiler's dialect or age is the node's).
     (
         "__triton_launcher.c:88:5: error: cannot jump from this goto statement to its label",
-        "toolchain",
+        "compile_error",
         {},
     ),
     (
@@ -1250,7 +1252,9 @@ ROUND_21: list[Case] = [
         "codegen",
         {"tool": "cc"},
     ),
-    ("/tmp/t/main.cpp:9:3: error: expected ';' before '}' token", "codegen", {"tool": "cc"}),
+    # (A launcher's C++, triton-cpu's: codegen in round 21, a compile error from round 22.)
+    ("/tmp/t/main.cpp:9:3: error: expected ';' before '}' token", "compile_error", {}),
+    ("/tmp/tmpab12cd/kernel.cpp:9:3: error: expected ';' before '}' token", "codegen", {}),
     # Pallas has no lowering for a primitive the kernel uses.
     (
         "NotImplementedError: Unimplemented primitive in Pallas GPU lowering: erf_inv.",
@@ -1269,6 +1273,70 @@ ROUND_21: list[Case] = [
         "AssertionError: Tensor-likes are not close!",
         "numeric_mismatch",
         {"test": "test_mean (test_ops.TestOps.test_mean)"},
+    ),
+]
+
+
+# Round 22 (from frozen-22's blind misses; round 21 with the resemblance guess).
+ROUND_22: list[Case] = [
+    (
+        "FAILED t/test_x.py::test_a[1] - AssertionError: Torch not compiled with CUDA enabled",
+        "harness_error",
+        {},
+    ),
+    # Any program the node lacks: the shell's words, GNU's "missing" script.
+    ("/w/build.sh: line 9: bison: command not found", "toolchain", {"tool": "bison"}),
+    (
+        "WARNING: 'makeinfo' is missing on your system.\nmake[3]: *** [Makefile:9: a.info] Error 127",
+        "toolchain",
+        {"tool": "makeinfo"},
+    ),
+    # A job killed from outside, where nothing else in the log decides.
+    (
+        "[10/20] Linking CXX executable x\n/r/_temp/a.sh: line 58: 38771 Killed"
+        "                  docker exec -t c bash -c make",
+        "infrastructure",
+        {"reason": "Killed"},
+    ),
+    ("LLVM ERROR: pthread_join failed: Invalid argument", "crash", {}),
+    # The host compiler rejects the launcher's own source: Triton's compile error; for its
+    # C dialect it stays the node's compiler.
+    (
+        "/tmp/t/__triton_launcher.c:90:5: error: use of undeclared identifier 'CUstream'",
+        "compile_error",
+        {},
+    ),
+    (
+        "/tmp/t/main.c:354:3: error: 'for' loop initial declarations are only allowed in C99 mode",
+        "toolchain",
+        {},
+    ),
+    # Helion's frontend propagates the kernel's types.
+    (
+        '  File "/h/helion/_compiler/type_propagation.py", line 1703, in _assign\n'
+        "IndexError: list index out of range",
+        "frontend",
+        {},
+    ),
+    ("original: [1.0, 2.0]\nvariant : [0.0, 0.0]\nequal: False", "numeric_mismatch", {}),
+    (
+        "error: couldn't allocate output register for constraint 'f'",
+        "codegen",
+        {"tool": "llc"},
+    ),
+    # A sanitizer's report: inside a pass's sources it is the pass's failure; elsewhere a
+    # crash.
+    (
+        "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x5\n"
+        "    #4 0x5 in f [lib/Dialect/TritonGPU/Transforms/Pipeliner/Schedule.cpp:11]:5",
+        "pass_failure",
+        {},
+    ),
+    (
+        "==1==ERROR: AddressSanitizer: stack-buffer-overflow on address 0x5\n"
+        "    #0 0x5 in main [tools/runner/main.cc:9]",
+        "crash",
+        {},
     ),
 ]
 
@@ -1296,6 +1364,7 @@ ROUND_21: list[Case] = [
         *ROUND_19,
         *ROUND_20,
         *ROUND_21,
+        *ROUND_22,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
@@ -1319,6 +1388,31 @@ def test_a_local_server_failing_is_not_the_network(text: str) -> None:
     # Round 21: the vLLM server under test answers on localhost; when it fails, its own
     # failure may be the compiler's, so its client's errors are not infrastructure.
     assert signature_of("", text, None, resemblance.Centroids({}, {})).kind != "infrastructure"
+
+
+def test_a_launcher_diagnostic_wrapped_before_its_name_keeps_its_key() -> None:
+    # Round 22: one bug of the launcher, one report wrapped the line before the quoted name.
+    one = "/tmp/a/main.cpp:148:5: error: no matching function for call to '_PyFloat_Pack2'"
+    wrapped = "/tmp/b/main.cpp:148:5: error: no matching function for call to\n'_PyFloat_Pack2'"
+    other = "__triton_launcher.c:172:5: error: no matching function for call to '_PyFloat_Pack2'"
+    keys = {signature_of("", t, None).key for t in (one, wrapped, other)}
+    assert len(keys) == 1
+    assert signature_of("", "/t/main.c:3:1: error: expected ';'", None).key not in keys
+
+
+def test_two_sanitized_passes_are_two_keys() -> None:
+    head = "==1==ERROR: AddressSanitizer: heap-use-after-free on address 0x5\n"
+    one = head + "    #4 0x5 in f [lib/Dialect/TritonGPU/Transforms/Pipeliner/Loop.cpp:11]:5"
+    two = head + "    #4 0x5 in g [lib/Dialect/TritonGPU/Transforms/WarpSpecialize.cpp:7]:3"
+    assert signature_of("", one, None).key != signature_of("", two, None).key
+
+
+def test_a_job_killed_after_its_own_failure_is_that_failure() -> None:
+    text = (
+        "OutOfResources: out of resource: shared memory, Required: 147456, Hardware limit: 101376\n"
+        "./run.sh: line 19: 867080 Killed                  python -m server"
+    )
+    assert signature_of("", text, None).kind == "out_of_resources"
 
 
 def test_a_pasted_line_in_markdown_bold_keeps_its_key() -> None:

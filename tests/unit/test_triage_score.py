@@ -36,8 +36,12 @@ FLOORS = {
     # 35 until frozen-21's logs moved the centroids: one right guess (a TheRock hang) fell
     # under the floor. A guess is data; no rule changed.
     "frozen-19": {"logs": 41, "right": 34, "facts_kept": 1, "groups_split": 2, "collisions": 3},
-    "frozen-20": {"logs": 40, "right": 32, "facts_kept": 10, "groups_split": 4, "collisions": 0},
-    "frozen-21": {"logs": 61, "right": 60, "facts_kept": 14, "groups_split": 2, "collisions": 1},
+    "frozen-20": {"logs": 40, "right": 33, "facts_kept": 10, "groups_split": 4, "collisions": 0},
+    # 60 in round 21; round 22 made Triton's launcher rejected by the host compiler a compile
+    # error (as frozen-20 and frozen-22 and both their labellings say), where this split
+    # labels triton-cpu's C++ launcher codegen: a taxonomy decision, docs/triage.md.
+    "frozen-21": {"logs": 61, "right": 59, "facts_kept": 14, "groups_split": 2, "collisions": 1},
+    "frozen-22": {"logs": 63, "right": 58, "facts_kept": 12, "groups_split": 3, "collisions": 1},
 }
 
 
@@ -90,6 +94,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-19",
         "frozen-20",
         "frozen-21",
+        "frozen-22",
     ]
 
 

@@ -54,6 +54,9 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     # imported (a half-installed package), whatever exception that raised.
     ("importer", re.compile(r"^<frozen importlib\._bootstrap(?:_external)?>$"), None),
     (FRONTEND_LAYER, re.compile(r"triton/(?:language/|compiler/code_generator\.py$)"), None),
+    # Helion's frontend: it reads the kernel's Python and propagates its types before it
+    # generates any Triton.
+    (FRONTEND_LAYER, re.compile(r"helion/_compiler/type_propagation\.py$"), None),
     (
         FRONTEND_LAYER,
         re.compile(r"triton/compiler/compiler\.py$"),
@@ -362,6 +365,15 @@ NETWORK = re.compile(
 # missing is the node's driver, not the packages.
 _LIBRARY_LOAD = re.compile(r"\.so[\w.]*: (?:undefined symbol: \w+|cannot open shared object file)")
 _DRIVER_LIBRARY = re.compile(r"\blib(?:cuda|nvidia-\w+|ze_loader|hsa-runtime64)\.so")
+# The environment's torch was built without the device the test asks for.
+_TORCH_WITHOUT_DEVICE = re.compile(r"Torch not compiled with \w+ enabled")
+# A sanitizer's report whose stack runs through a compiler pass's sources (a Transforms or
+# Conversion directory, a *Pass.cpp): the pass corrupted memory.
+SANITIZER_IN_PASS = re.compile(
+    r"ERROR: (?P<what>\w+Sanitizer: [\w-]+)[\s\S]{0,4000}?"
+    r"(?:[/\\](?:Transforms|Conversion)[/\\](?:[\w.-]+[/\\])*(?P<source>[\w.-]+\.(?:cpp|h))"
+    r"|(?P<pass_source>\w+Pass\.cpp))"
+)
 # The caller passes an argument the installed API does not take (a launch option of another
 # release: num_ctas, a keyword a newer kernel signature has).
 _UNEXPECTED_ARGUMENT = re.compile(r"got an unexpected keyword argument '\w+'")
@@ -421,6 +433,12 @@ TABLE: Tuple[Row, ...] = (
         scope="any",
         unless=_DRIVER_LIBRARY,
         why="a shared library of the installed packages does not load (another version, missing)",
+    ),
+    Row(
+        "harness_error",
+        words=_TORCH_WITHOUT_DEVICE,
+        scope="any",
+        why="the environment's torch was built without the device the test runs on",
     ),
     Row(
         "harness_error",
@@ -492,6 +510,12 @@ TABLE: Tuple[Row, ...] = (
         words=LIMIT_EXCEEDED,
         scope="any",
         why="a compiler reports a limit the kernel exceeds, with the figures (whoever wraps it)",
+    ),
+    Row(
+        "pass_failure",
+        words=SANITIZER_IN_PASS,
+        scope="log",
+        why="a sanitizer caught memory corrupted inside a compiler pass",
     ),
     Row("toolchain", layer="host_build", why="building the launcher needs the host C compiler"),
     Row("toolchain", layer="sdk_lookup", why="a backend did not find the host's SDK or tools"),

@@ -145,6 +145,10 @@ _MISSING_TOOL = (
         ),
         "{tool}",
     ),
+    # Any other program a build or a script calls that the node lacks: the shell's words, or
+    # the GNU build's "missing" script ("WARNING: 'makeinfo' is missing on your system").
+    (re.compile(r"(?:^|[\s:])(?P<tool>[\w.+-]+): command not found\b", re.M), "{tool}"),
+    (re.compile(r"WARNING: '(?P<tool>[\w.+-]+)' is missing on your system"), "{tool}"),
     # The SYCL driver could not run the GPU code generator it calls (ocloc, absent).
     (re.compile(r"\bgen compiler command failed\b"), "the GPU code generator (ocloc)"),
     # The CUDA device library the NVIDIA backend links every kernel with (bundled with Triton
@@ -180,10 +184,13 @@ _MISSING_TOOL = (
         ),
         "{tool}",
     ),
-    # The host C compiler rejects the launcher source Triton generates (too old a compiler).
+    # The host C compiler rejects the launcher source Triton generates for its dialect or
+    # age: an old GCC's C89 default, MSVC (its error codes). Other rejections of the
+    # launcher are the launcher's own (LAUNCHER_REJECTED).
     (
         re.compile(
-            r"(?:^|[/\\\s])(?:main|\w+_utils|__triton_launcher)\.c[:(]\d+(?::\d+)?\)?: error",
+            r"(?:^|[/\\\s])(?:main|\w+_utils|__triton_launcher)\.c[:(]\d+(?::\d+)?\)?:"
+            r" (?:error[^\n]*only allowed in C99 mode|(?:fatal )?error C\d{4}:)",
             re.M,
         ),
         "a host C compiler that builds the launcher",
@@ -404,6 +411,13 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("network", re.compile(f"(?P<reason>{structure.NETWORK.pattern})")),
 )
 
+# Infrastructure only where nothing else in the log decides: the shell's report of a job
+# killed from outside ("line 58: 38771 Killed   docker ..."), the memory killer or a runner.
+# A process that failed is often killed after by its parent: its own failure comes first.
+LATE_INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("node", re.compile(r": line \d+: +\d+ (?P<reason>Killed) ")),
+)
+
 CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # (tool, form); group "message" is the identity of the failure; a form with a group
     # "crashed" says the tool itself died, whatever it printed (identity: the tool crashed).
@@ -417,6 +431,14 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"(?P<message>\w+ backend expected \w+ at \S+, but it was not found)"),
     ),
     ("llc", re.compile(r"error: (?P<message>ran out of registers during register allocation)")),
+    # LLVM's code generator cannot give an inline assembly operand a register of its class
+    # (a PTX constraint on AMD, a float constraint the target lacks).
+    (
+        "llc",
+        re.compile(
+            r"error: (?P<message>couldn't allocate (?:output|input) register for constraint)"
+        ),
+    ),
     # ptxas's diagnostic on a line of the PTX: the failure itself, whatever wraps it.
     # ptxas killed by a signal, in Triton's words: a crash of the assembler is its failure
     # (3.x names the signal; 2.x asked the user to rerun ptxas, on SIGSEGV). Before ptxas's
@@ -545,6 +567,9 @@ CRASH_FORMS = (
     # violation).
     re.compile(r"(?P<windows>Windows fatal exception: [^\n]+)"),
     re.compile(r"SEH exception with code (?P<windows>0x[0-9a-fA-F]{8})"),
+    # A sanitizer's report (AddressSanitizer's heap-use-after-free, ...): memory corrupted
+    # outside any named pass (inside one it is the pass's failure: structure.TABLE).
+    re.compile(r"ERROR: (?P<sanitizer>\w+Sanitizer: [\w-]+)"),
     # A C++ CHECK of glog or absl failed: the process aborts after its stack trace.
     re.compile(r"(?P<check>\*\*\* Check failure stack trace: \*\*\*)"),
     # A native backtrace (LLVM's, a symbolizer's) through the C library's abort.
@@ -579,6 +604,8 @@ NUMERIC_FORMS = (
         r"Arrays are not (?:almost )?equal|\b(?:nan|inf) location mismatch"
         r"|must have (?:the )?same (?:infinite|nan|NaN) elements"
     ),
+    # A test's own printed verdict on a comparison ("equal: False", "allclose = False").
+    re.compile(r"^\s*(?:equal|allclose|close|match(?:es)?)\s*[:=]\s*False\b", re.M | re.I),
     # A test's assertion comparing figures, as pytest shows the values: a tolerance.
     re.compile(r"AssertionError: assert [-+]?\d+\.\d*(?:e[-+]?\d+)? *(?:<=|<|>=|>) "),
     # A test's own words for how far the values are: "Max diff: 0.29", "max_abs_diff=3e-2".
@@ -599,7 +626,7 @@ _PACKAGE_FILE = re.compile(
 # The host could not give the process what it asked (a thread, memory): it aborts wherever
 # it stood, in a pass or not; no pass failed.
 _HOST_EXHAUSTED = re.compile(
-    r"pthread_create failed|std::system_error|std::bad_alloc|LLVM ERROR: out of memory"
+    r"pthread_\w+ failed|std::system_error|std::bad_alloc|LLVM ERROR: out of memory"
 )
 
 # An assertion in code every pass shares (LLVM's containers and casts, Triton's layout
@@ -616,6 +643,15 @@ _PASS_NAMED = re.compile(
     r"|failed to legalize|'[a-z_]+\.[\w.]+' op\b|(?:^\s*|:\d+:\d+:\s*)error: "
     r"|[`'][\w-]+[`'] pass\b|\w+Pass::\w+|::runOnOperation\b|^\s*[\w.-]+-opt: "
     r"|\bmake_(?:tt\w*ir|llir)\b",
+    re.M,
+)
+
+# The host compiler rejects the launcher Triton generates for a kernel (its C, or C++ in
+# triton-cpu), for a reason of the launcher's own source (not the compiler's dialect or age,
+# not a missing header: toolchain, above): a compile error of Triton's.
+LAUNCHER_REJECTED = re.compile(
+    r"(?:^|[/\\\s])(?:main|\w+_utils|__triton_launcher)\.(?:c|cpp)(?::\d+(?::\d+)?|\(\d+\)):"
+    r" (?:fatal )?error: (?P<message>[^\n]+)",
     re.M,
 )
 
@@ -647,6 +683,8 @@ def kind_of(text: str) -> str:
             return kind
     if missing_tool(text):
         return TOOLCHAIN
+    if LAUNCHER_REJECTED.search(text):
+        return COMPILE_ERROR
     if _PACKAGE_FILE.search(text):
         return HARNESS_ERROR
     if any(form.search(text) for _, form in INFRASTRUCTURE_FORMS):
@@ -672,6 +710,8 @@ def kind_of(text: str) -> str:
         return NUMERIC_MISMATCH
     if _COMPILE_FRAME.search(text) or _COMPILE_FAILED.search(text):
         return COMPILE_ERROR
+    if any(form.search(text) for _, form in LATE_INFRASTRUCTURE_FORMS):
+        return INFRASTRUCTURE
     return UNCLASSIFIED
 
 

@@ -568,6 +568,10 @@ def _pass_failure(kind: str, evidence: Evidence) -> Signature:
         backend = backend_of(evidence)
         base += f" ({backend})" if backend and bare else ""
         what = f"{stage}: {base}" if stage else (base if bare else "")
+        # A sanitizer's report: what it caught and the pass's source it caught it in.
+        sanitized = structure.SANITIZER_IN_PASS.search(evidence.text)
+        if sanitized is not None:
+            what = f"{sanitized['what']} in {sanitized['source'] or sanitized['pass_source']}"
     wrapper = f"wrapped:{resource.resource}" if resource is not None else ""
     # Kernels and locations are details (a report of the same bug may lack them), except
     # in a catch-all: a failure that reports no diagnostic and no abort has no identity
@@ -806,7 +810,7 @@ def _infrastructure(kind: str, evidence: Evidence) -> Signature:
     event = structure.parse(evidence.text).event
     if event:
         return _event_signature(kind, evidence, event)
-    for component, pattern in taxonomy.INFRASTRUCTURE_FORMS:
+    for component, pattern in (*taxonomy.INFRASTRUCTURE_FORMS, *taxonomy.LATE_INFRASTRUCTURE_FORMS):
         match = pattern.search(evidence.text)
         if match is None:
             continue
@@ -1100,9 +1104,24 @@ def _headline_signature(kind: str, evidence: Evidence, keyed_by_kernel: bool = T
     )
 
 
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|\u2018[^\u2019\n]*\u2019")
+
+
 def _compile_error(kind: str, evidence: Evidence) -> Signature:
     """A compile failure of no finer kind; one whose compiled file went missing from Triton's
-    cache is one failure whatever kernel and temporary name met it (processes racing)."""
+    cache is one failure whatever kernel and temporary name met it (processes racing); the
+    launcher's source rejected by the host compiler is keyed by the diagnostic without its
+    quoted names (a report may wrap the line before them)."""
+    launcher = taxonomy.LAUNCHER_REJECTED.search(evidence.text)
+    if launcher is not None:
+        said = normalise(launcher["message"])
+        what = "the host compiler rejects the kernel's launcher"
+        return Signature(
+            kind=kind,
+            key=make_key(kind, what, " ".join(_QUOTED.sub("", said).split())),
+            summary=f"compile error: {what}: {said}",
+            details=_details(diagnostic=said, kernel=kernel_of(evidence)),
+        )
     if not structure.TRITON_CACHE_FILE.search(evidence.text):
         return _headline_signature(kind, evidence)
     what = "a compiled kernel's file went missing from Triton's cache"
