@@ -1,7 +1,7 @@
 """How far two labellers agree on the class of a held-out log, and the code on either.
 
 Every frozen split's labels are one person's reading of a log. A second pair of people
-labelled frozen-17 to frozen-22 again, blind (``second_opinion.toml``: excerpts only,
+labelled frozen-17 to frozen-23 again, blind (``second_opinion.toml``: excerpts only,
 shuffled, the same written class descriptions). Their agreement bounds what a score against
 one labeller can say: a log the two read differently has no one right class. This prints
 the agreement, the pairs of classes they differ on, and the code's classes now against the
@@ -33,6 +33,7 @@ RELABELLED = {
     20: "7349709",
     21: "7a918c8",
     22: "436a3b5",
+    23: "5e96123",
 }
 
 

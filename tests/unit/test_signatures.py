@@ -1341,6 +1341,65 @@ ROUND_22: list[Case] = [
 ]
 
 
+# Round 23 (from frozen-23's blind misses; round 22 with the resemblance guess).
+ROUND_23: list[Case] = [
+    # Triton 0.x's driver exception for a kernel's bad address: a device fault.
+    (
+        "terminate called after throwing an instance of 'triton::driver::exception::cuda::"
+        "illegal_address'\n  what():  CUDA: Error- illegal address\nAborted (core dumped)",
+        "crash",
+        {},
+    ),
+    # compute-sanitizer's memcheck caught the kernel's access.
+    (
+        "========= Invalid __global__ read of size 4 bytes\n=========     at 0x70 in k\n"
+        "=========     Address 0x7f00 is out of bounds",
+        "crash",
+        {},
+    ),
+    (
+        "Stack dump without symbol names (ensure you have llvm-symbolizer in your PATH):\n"
+        "0  libtriton.so 0x00007c5fff21e850",
+        "crash",
+        {},
+    ),
+    (
+        "'gfx942' is not a recognized processor for this target (ignoring processor)\n"
+        "LLVM ERROR: Cannot emit physreg copy instruction",
+        "codegen",
+        {"tool": "llvm"},
+    ),
+    # An assertion in LLVM's shared code, with the pass named in Intel's words.
+    (
+        "python: /l/llvm/Support/Casting.h:650: llvm::dyn_cast(...)\n"
+        'Assertion `detail::isPresent(Val) && "dyn_cast"\' failed.\n\n'
+        "The failing pass is:\nTritonIntelGPUAccelerateMatmul",
+        "pass_failure",
+        {},
+    ),
+    # The code generator's call of its own builder, under a compilation banner.
+    (
+        "triton.compiler.errors.CompilationError: at 2:8:\n    acc = tl.dot(x, w)\n        ^\n"
+        "create_dot(): incompatible function arguments. The following argument types are"
+        " supported:",
+        "frontend",
+        {},
+    ),
+    (
+        "PermissionError: [WinError 32] The process cannot access the file because it is being"
+        " used by another process: 'D:\\b\\dist\\x.h'",
+        "infrastructure",
+        {},
+    ),
+    (
+        "lib_error: Could not load /opt/x/lib/foolib/library/Kernels_gfx950.dat\n"
+        "lib_error: Could not initialize the kernel library",
+        "harness_error",
+        {},
+    ),
+]
+
+
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
     ("text", "kind", "facts"),
@@ -1365,6 +1424,7 @@ ROUND_22: list[Case] = [
         *ROUND_20,
         *ROUND_21,
         *ROUND_22,
+        *ROUND_23,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
@@ -1413,6 +1473,33 @@ def test_a_job_killed_after_its_own_failure_is_that_failure() -> None:
         "./run.sh: line 19: 867080 Killed                  python -m server"
     )
     assert signature_of("", text, None).kind == "out_of_resources"
+
+
+def test_a_frontend_message_under_the_caret_is_the_key() -> None:
+    # Round 23: two frontend errors were one key, the banner "CompilationError: at N:N".
+    banner = "triton.compiler.errors.CompilationError: at 2:8:\n    acc = tl.dot(x, w)\n        ^\n"
+    one = signature_of("", banner + "create_dot(): incompatible function arguments.", None)
+    two = signature_of("", banner + "dot() got an unexpected operand type", None)
+    assert one.kind == two.kind == "frontend"
+    assert one.key != two.key
+
+
+def test_one_missing_install_file_is_one_key_in_either_wording() -> None:
+    read = "lib_error: Cannot read /opt/a/lib/foolib/library/T_gfx950.dat: No such file"
+    load = "lib_error: Could not load /home/t/lib/foolib/library/T_gfx950.dat"
+    assert signature_of("", read, None).key == signature_of("", load, None).key
+    other = "lib_error: Could not load /home/t/lib/barlib/library/T_gfx950.dat"
+    assert signature_of("", other, None).key != signature_of("", load, None).key
+
+
+def test_a_locked_windows_file_is_one_key_under_any_step() -> None:
+    locked = (
+        "PermissionError: [WinError 32] The process cannot access the file because it is"
+        " being used by another process: '{}'"
+    )
+    build = "[build] FAILED: dist.stamp\n" + locked.format("D:\\b\\x.h")
+    test = "FAILED t.py::test_retry - " + locked.format("C:\\t\\locked.txt")
+    assert signature_of("", build, None).key == signature_of("", test, None).key
 
 
 def test_a_pasted_line_in_markdown_bold_keeps_its_key() -> None:

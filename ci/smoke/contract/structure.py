@@ -288,7 +288,7 @@ class Row:
 _IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
 # A fault of the device while a kernel ran, reported through the driver's error path.
 _DEVICE_FAULT = re.compile(
-    r"illegal memory access|misaligned address|unspecified launch failure"
+    r"illegal memory access|misaligned address|unspecified launch failure|\billegal[ _]address\b"
     r"|illegal instruction|hardware (?:exception|stack error)|trapType"
     # Not "enable device-side assertions": torch appends that advice to every device error.
     r"|device-side assert(?:ion)? triggered|DEVICE_LOST\b|\bdevice (?:was )?lost\b",
@@ -303,7 +303,9 @@ _DEVICE_REPORT = re.compile(
     r"|Engine memory CAT error|exec queue reset detected"
     # ROCm's runtime: the GPU faulted on an address (a page not present, a write to a
     # read-only page); the amdgpu kernel driver's own report of it.
-    r"|Memory access fault by GPU node|amdgpu:? \[\w+\] page fault|GCVM_L2_PROTECTION_FAULT",
+    r"|Memory access fault by GPU node|amdgpu:? \[\w+\] page fault|GCVM_L2_PROTECTION_FAULT"
+    # NVIDIA's compute-sanitizer (memcheck) caught the kernel's access.
+    r"|^=+ +Invalid __(?:shared|global|local)__ (?:read|write)\b",
     re.I,
 )
 # The driver's own compiler failed to build the module from the IR it was given (a PTX or
@@ -344,7 +346,11 @@ _PACKAGE_BUILD = re.compile(
     r"Failed building (?:wheel|editable) for [\w.-]+|Failed to build installable wheels"
 )
 # The node's file system failed under whatever read it (an NFS cache, a full or read-only disk).
-_FILESYSTEM = re.compile(r"Stale file handle|Input/output error|Read-only file system")
+FILESYSTEM = re.compile(
+    r"Stale file handle|Input/output error|Read-only file system"
+    # Windows: another process holds the file (an antivirus, an indexer, a stuck build).
+    r"|\[WinError 32\]|being used by another process"
+)
 # The network or a remote service failed under a download or an upload: an HTTP error status
 # from a remote host (requests', httpx's, urllib's words), a connection pool's failure to one,
 # a rate limit, a name that does not resolve, object storage refusing a call (botocore's
@@ -373,6 +379,12 @@ SANITIZER_IN_PASS = re.compile(
     r"ERROR: (?P<what>\w+Sanitizer: [\w-]+)[\s\S]{0,4000}?"
     r"(?:[/\\](?:Transforms|Conversion)[/\\](?:[\w.-]+[/\\])*(?P<source>[\w.-]+\.(?:cpp|h))"
     r"|(?P<pass_source>\w+Pass\.cpp))"
+)
+# An installed library cannot find a file of its own install (its kernel database, its code
+# objects): a broken install. A GPU driver's library is the node's driver.
+_INSTALL_FILE = re.compile(
+    r"(?:Cannot read|Could not load|[Ff]ailed to load) \S*[/\\]lib(?:64)?[/\\]\S+?"
+    r"\.(?:dat|hsaco|co|bin|so(?:\.\d+)*)\b"
 )
 # The caller passes an argument the installed API does not take (a launch option of another
 # release: num_ctas, a keyword a newer kernel signature has).
@@ -416,7 +428,7 @@ TABLE: Tuple[Row, ...] = (
     Row("infrastructure", layer="collective", why="a collective's watchdog across workers"),
     Row("infrastructure", layer="worker", why="a worker process was lost"),
     Row("infrastructure", layer="build", why="a build's compiler was killed (memory)"),
-    Row("infrastructure", words=_FILESYSTEM, scope="any", why="the node's file system failed"),
+    Row("infrastructure", words=FILESYSTEM, scope="any", why="the node's file system failed"),
     Row(
         "infrastructure",
         words=NETWORK,
@@ -433,6 +445,13 @@ TABLE: Tuple[Row, ...] = (
         scope="any",
         unless=_DRIVER_LIBRARY,
         why="a shared library of the installed packages does not load (another version, missing)",
+    ),
+    Row(
+        "harness_error",
+        words=_INSTALL_FILE,
+        scope="any",
+        unless=_DRIVER_LIBRARY,
+        why="an installed library cannot find a file of its own install",
     ),
     Row(
         "harness_error",
@@ -486,8 +505,10 @@ TABLE: Tuple[Row, ...] = (
         words=_BINDING_MISMATCH,
         scope="any",
         # Inside the compiler's own layers the mismatch is the compiler package's (a vendor
-        # backend built against another Triton): the compiler under test is broken.
+        # backend built against another Triton): the compiler under test is broken; under a
+        # compilation banner it is the frontend's call of its own builder.
         not_in=TRITON_LAYERS,
+        unless=_COMPILATION_BANNER,
         why="a compiled extension and its caller outside the compiler are of different versions",
     ),
     Row(

@@ -389,7 +389,8 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?P<reason>lost communication with the server|runner has received a shutdown signal)"
         ),
     ),
-    ("node", re.compile(r"(?P<reason>Stale file handle|Input/output error|Read-only file system)")),
+    # The node's file system (its one owner: structure.FILESYSTEM).
+    ("node", re.compile(f"(?P<reason>{structure.FILESYSTEM.pattern})")),
     # The node killed a process from outside (128 + SIGKILL: the memory killer, a runner).
     ("node", re.compile(r"(?P<reason>(?:exit|exited with|return) (?:code|status) 137)\b")),
     # Python's words for the same: a subprocess "died with <Signals.SIGKILL: 9>".
@@ -431,6 +432,15 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"(?P<message>\w+ backend expected \w+ at \S+, but it was not found)"),
     ),
     ("llc", re.compile(r"error: (?P<message>ran out of registers during register allocation)")),
+    # LLVM's target does not know the processor it was given, then aborts (a CPU target
+    # handed a GPU's name): its code generator was set up for the wrong target.
+    (
+        "llvm",
+        re.compile(
+            r"is not a recognized processor for this target[\s\S]{0,2000}?"
+            r"LLVM ERROR: (?P<message>[^\n]+)"
+        ),
+    ),
     # LLVM's code generator cannot give an inline assembly operand a register of its class
     # (a PTX constraint on AMD, a float constraint the target lacks).
     (
@@ -561,7 +571,7 @@ CRASH_FORMS = (
     re.compile(r"(?:exit (?:code|status)|error code|exited with code) -(?P<number>\d+)\b"),
     re.compile(r"(?P<fatal>[Ss]egmentation fault)"),
     re.compile(r"\((?P<fatal>core dumped)\)"),
-    re.compile(r"(?P<stack>Stack dump:|PLEASE submit a bug report)"),
+    re.compile(r"(?P<stack>Stack dump(?::| without symbol names)|PLEASE submit a bug report)"),
     # Windows' structured exception, as Python's faulthandler prints it, or as a test
     # framework caught it (GoogleTest's "SEH exception with code 0xc0000005": an access
     # violation).
@@ -642,7 +652,7 @@ _PASS_NAMED = re.compile(
     r"PassManager::run failed|Pipeline failed\s+while executing|MLIR pass pipeline"
     r"|failed to legalize|'[a-z_]+\.[\w.]+' op\b|(?:^\s*|:\d+:\d+:\s*)error: "
     r"|[`'][\w-]+[`'] pass\b|\w+Pass::\w+|::runOnOperation\b|^\s*[\w.-]+-opt: "
-    r"|\bmake_(?:tt\w*ir|llir)\b",
+    r"|\bmake_(?:tt\w*ir|llir)\b|The failing pass is:",
     re.M,
 )
 

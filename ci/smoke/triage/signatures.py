@@ -654,6 +654,9 @@ def _codegen(kind: str, evidence: Evidence) -> Signature:
 
 
 _FRONTEND_LOCATION = re.compile(r"CompilationError: at (?P<line>\d+):(?P<col>\d+)")
+# The message Triton prints under the caret of a CompilationError, where it is no exception
+# line ("create_dot(): incompatible function arguments. ...").
+_UNDER_CARET = re.compile(r"^\s*\^\s*\n(?P<line>\S[^\n]*)", re.M)
 _REPR_ERROR = re.compile(r"^\s*(?P<line>[A-Z]\w*(?:Error|Exception)\(.*\))\s*$", re.MULTILINE)
 
 
@@ -675,7 +678,8 @@ def _frontend(kind: str, evidence: Evidence) -> Signature:
         if "CompilationError" not in m["line"]
     ]
     reprs = [_as_exception_line(m["line"]) for m in _REPR_ERROR.finditer(evidence.text)]
-    error = (reprs or errors or [headline(evidence)])[0 if reprs else -1]
+    under = [m["line"] for m in _UNDER_CARET.finditer(evidence.text)]
+    error = (reprs or errors or under or [headline(evidence)])[0 if reprs else -1]
     kernel = kernel_of(evidence)
     where = f"{location['line']}:{location['col']}" if location else ""
     key = _with_fallback(kind, [without_numbers(error)], evidence)
@@ -1060,6 +1064,15 @@ _PACKAGE_FORMS = (
     ("cannot import from", re.compile(r"cannot import name '\w+' from '(?P<package>[\w.]+)")),
     ("not a working install", re.compile(r"Cannot find a working (?P<package>\w+) installation")),
     ("undefined symbol", re.compile(r"(?P<package>lib\w+)\.so[\w.]*: undefined symbol")),
+    # An installed library cannot find a file of its own install (structure's form): the
+    # library's folder under lib/ names it.
+    (
+        "a file of its install is missing",
+        re.compile(
+            r"(?:Cannot read|Could not load|[Ff]ailed to load) \S*[/\\]lib(?:64)?[/\\]"
+            r"(?P<package>[\w.+-]+)[/\\]"
+        ),
+    ),
     ("does not load", re.compile(r"DLL load failed while importing (?P<package>\w+)")),
     # The caller names an API the installed package lacks: which API is the identity.
     (
