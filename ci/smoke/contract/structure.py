@@ -381,10 +381,11 @@ SANITIZER_IN_PASS = re.compile(
     r"|(?P<pass_source>\w+Pass\.cpp))"
 )
 # An installed library cannot find a file of its own install (its kernel database, its code
-# objects): a broken install. A GPU driver's library is the node's driver.
-_INSTALL_FILE = re.compile(
-    r"(?:Cannot read|Could not load|[Ff]ailed to load) \S*[/\\]lib(?:64)?[/\\]\S+?"
-    r"\.(?:dat|hsaco|co|bin|so(?:\.\d+)*)\b"
+# objects): a broken install. A GPU driver's library is the node's driver. The library's
+# folder under lib/, where there is one, names it (the signature's package).
+INSTALL_FILE = re.compile(
+    r"(?:Cannot read|Could not load|[Ff]ailed to load) \S*[/\\]lib(?:64)?[/\\]"
+    r"(?:(?P<package>[\w.+-]+)[/\\])?\S+?\.(?:dat|hsaco|co|bin|so(?:\.\d+)*)\b"
 )
 # The caller passes an argument the installed API does not take (a launch option of another
 # release: num_ctas, a keyword a newer kernel signature has).
@@ -448,7 +449,7 @@ TABLE: Tuple[Row, ...] = (
     ),
     Row(
         "harness_error",
-        words=_INSTALL_FILE,
+        words=INSTALL_FILE,
         scope="any",
         unless=_DRIVER_LIBRARY,
         why="an installed library cannot find a file of its own install",

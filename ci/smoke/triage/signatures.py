@@ -1064,15 +1064,8 @@ _PACKAGE_FORMS = (
     ("cannot import from", re.compile(r"cannot import name '\w+' from '(?P<package>[\w.]+)")),
     ("not a working install", re.compile(r"Cannot find a working (?P<package>\w+) installation")),
     ("undefined symbol", re.compile(r"(?P<package>lib\w+)\.so[\w.]*: undefined symbol")),
-    # An installed library cannot find a file of its own install (structure's form): the
-    # library's folder under lib/ names it.
-    (
-        "a file of its install is missing",
-        re.compile(
-            r"(?:Cannot read|Could not load|[Ff]ailed to load) \S*[/\\]lib(?:64)?[/\\]"
-            r"(?P<package>[\w.+-]+)[/\\]"
-        ),
-    ),
+    # An installed library cannot find a file of its own install: its folder under lib/.
+    ("a file of its install is missing", structure.INSTALL_FILE),
     ("does not load", re.compile(r"DLL load failed while importing (?P<package>\w+)")),
     # The caller names an API the installed package lacks: which API is the identity.
     (
@@ -1084,7 +1077,14 @@ _PACKAGE_FORMS = (
 
 def _harness(kind: str, evidence: Evidence) -> Signature:
     """The package that does not import, and how: its message's wording is not the identity."""
-    found = next(((form, m) for form, p in _PACKAGE_FORMS if (m := p.search(evidence.text))), None)
+    found = next(
+        (
+            (form, m)
+            for form, p in _PACKAGE_FORMS
+            if (m := p.search(evidence.text)) and m["package"]  # a form may name none
+        ),
+        None,
+    )
     if found is None:
         # The environment's fault is the same whichever kernel met it first: not keyed by it.
         return _headline_signature(kind, evidence, keyed_by_kernel=False)
