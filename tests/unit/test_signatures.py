@@ -1600,3 +1600,70 @@ def test_a_file_missing_from_tritons_cache_is_one_key_whatever_the_kernel() -> N
     assert first.key == second.key
     other = signature_of("", "FileNotFoundError: [Errno 2] No such file: '/data/x.bin'", None)
     assert other.key != first.key
+
+
+_FAULT = (
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call."
+)
+
+
+def test_a_device_fault_is_told_apart_by_the_test_else_where_it_surfaced() -> None:
+    # A device fault's words are the same for every kernel that ever faulted: the test that
+    # met it, else the program's own frame, else the library's raise site tells them apart.
+    in_test = [signature_of("", f"FAILED t.py::{name} - {_FAULT}", None) for name in "ab"]
+    assert all(s.kind == "crash" for s in in_test)
+    assert in_test[0].key != in_test[1].key
+    assert "t.py::a" in in_test[0].key
+    frame = '  File "/home/u/proj/{}.py", line 9, in {}\n    o = torch.zeros_like(q)\n'
+    library = '  File "/usr/lib/python3.12/site-packages/torch/cuda/__init__.py", line 9, in sync\n'
+    mine = signature_of("", frame.format("attn", "fwd") + library + _FAULT, None)
+    other = signature_of("", frame.format("loss", "backward") + _FAULT, None)
+    assert mine.key != other.key
+    assert "attn.py fwd" in mine.key
+    native = "Exception raised from {} at /p/c10/hip/{}.cpp:3837 (most recent call first):"
+    allocator = signature_of("", _FAULT + "\n" + native.format("insert_events", "Alloc"), None)
+    device = signature_of("", _FAULT + "\n" + native.format("SetDevice", "Functions"), None)
+    assert allocator.key != device.key
+    # The check every CUDA error passes through says nothing of where.
+    check = signature_of(
+        "", _FAULT + "\n" + native.format("c10_cuda_check_implementation", "CUDAException"), None
+    )
+    assert check.key == signature_of("", _FAULT, None).key
+
+
+def test_a_misaligned_address_is_a_device_fault_in_any_wrapper() -> None:
+    triton = signature_of("", "RuntimeError: Triton Error [CUDA]: misaligned address", None)
+    torch = signature_of("", "torch.AcceleratorError: CUDA error: misaligned address", None)
+    assert triton.kind == torch.kind == "crash"
+    assert triton.key == torch.key
+    assert "device fault (misaligned address)" in triton.key
+
+
+def test_a_drivers_bare_error_code_is_told_apart_by_the_test() -> None:
+    line = "RuntimeError: Triton Error [CUDA]: invalid argument"
+    one, two = (signature_of("", f"FAILED t.py::{n} - {line}", None) for n in ("a", "b"))
+    assert one.kind == two.kind == "driver"
+    assert one.key != two.key
+    # PyTorch's form of a driver error is the driver's error, not a line of its own.
+    torch = signature_of("", "RuntimeError: HIP error: invalid device function", None)
+    logged = signature_of(
+        "", "ERROR 05-15 18:58:58 [engine.py:448] HIP error: invalid device function", None
+    )
+    assert torch.kind == "driver"
+    assert torch.key == logged.key == "driver|HIP|invalid device function|?"
+
+
+def test_one_error_in_two_wrappers_is_one_key() -> None:
+    # The message of the innermost exception a line names is the key, not what wraps it:
+    # C++'s what(), a source location, the exception's type.
+    python = (
+        "RuntimeError: Native API failed. Native API returns: -2 (PI_ERROR_DEVICE_NOT_AVAILABLE)"
+    )
+    cpp = "  what():  Native API failed. Native API returns: -2 (PI_ERROR_DEVICE_NOT_AVAILABLE)"
+    assert signature_of("", python, None).key == signature_of("", cpp, None).key
+    located = "single_decode.cu:84: RuntimeError: Check failed: launch failed, error: no image"
+    bare = "RuntimeError: Check failed: launch failed, error: no image"
+    assert signature_of("", located, None).key == signature_of("", bare, None).key
+    # A bare exception with no message keeps its type.
+    assert "AssertionError()" in signature_of("", "AssertionError()", None).key

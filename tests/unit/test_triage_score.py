@@ -20,27 +20,32 @@ FLOORS = {
     "frozen-3": {"logs": 48, "right": 41, "facts_kept": 15, "groups_split": 1, "collisions": 1},
     "frozen-4": {"logs": 41, "right": 38, "facts_kept": 14, "groups_split": 0, "collisions": 3},
     "frozen-5": {"logs": 40, "right": 39, "facts_kept": 17, "groups_split": 1, "collisions": 2},
-    "frozen-6": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 2, "collisions": 2},
-    "frozen-7": {"logs": 34, "right": 34, "facts_kept": 10, "groups_split": 1, "collisions": 2},
+    "frozen-6": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 1, "collisions": 1},
+    "frozen-7": {"logs": 34, "right": 34, "facts_kept": 10, "groups_split": 1, "collisions": 1},
     "frozen-8": {"logs": 34, "right": 34, "facts_kept": 18, "groups_split": 0, "collisions": 1},
     "frozen-9": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 0, "collisions": 1},
-    "frozen-10": {"logs": 36, "right": 36, "facts_kept": 10, "groups_split": 2, "collisions": 2},
+    "frozen-10": {"logs": 36, "right": 36, "facts_kept": 10, "groups_split": 1, "collisions": 2},
     "frozen-11": {"logs": 32, "right": 32, "facts_kept": 5, "groups_split": 0, "collisions": 0},
-    "frozen-12": {"logs": 40, "right": 37, "facts_kept": 18, "groups_split": 2, "collisions": 2},
-    "frozen-13": {"logs": 43, "right": 43, "facts_kept": 8, "groups_split": 2, "collisions": 1},
-    "frozen-14": {"logs": 33, "right": 32, "facts_kept": 10, "groups_split": 2, "collisions": 1},
+    "frozen-12": {"logs": 40, "right": 37, "facts_kept": 18, "groups_split": 2, "collisions": 1},
+    # Collisions of frozen-13, -18 and -21 were 1, 0 and 1 until a key stopped taking the
+    # wrapper of an error (a logger's prefix, the exception type, PyTorch's or Triton's form
+    # of one driver error): two reports that differed only in those now share a key, as
+    # nothing else in them differs (a bare HIP "invalid device function", two tolerance
+    # lines, two misaligned addresses).
+    "frozen-13": {"logs": 43, "right": 43, "facts_kept": 8, "groups_split": 2, "collisions": 2},
+    "frozen-14": {"logs": 33, "right": 32, "facts_kept": 10, "groups_split": 2, "collisions": 0},
     "frozen-15": {"logs": 30, "right": 30, "facts_kept": 7, "groups_split": 1, "collisions": 0},
-    "frozen-16": {"logs": 29, "right": 27, "facts_kept": 7, "groups_split": 4, "collisions": 1},
-    "frozen-17": {"logs": 47, "right": 45, "facts_kept": 13, "groups_split": 3, "collisions": 1},
-    "frozen-18": {"logs": 44, "right": 42, "facts_kept": 4, "groups_split": 4, "collisions": 0},
+    "frozen-16": {"logs": 29, "right": 27, "facts_kept": 7, "groups_split": 4, "collisions": 0},
+    "frozen-17": {"logs": 47, "right": 45, "facts_kept": 13, "groups_split": 3, "collisions": 0},
+    "frozen-18": {"logs": 44, "right": 42, "facts_kept": 4, "groups_split": 4, "collisions": 1},
     # 35 until frozen-21's logs moved the centroids: one right guess (a TheRock hang) fell
     # under the floor. A guess is data; no rule changed.
-    "frozen-19": {"logs": 41, "right": 34, "facts_kept": 1, "groups_split": 2, "collisions": 3},
+    "frozen-19": {"logs": 41, "right": 34, "facts_kept": 1, "groups_split": 2, "collisions": 2},
     "frozen-20": {"logs": 40, "right": 34, "facts_kept": 10, "groups_split": 3, "collisions": 0},
     # 60 in round 21; round 22 made Triton's launcher rejected by the host compiler a compile
     # error (as frozen-20 and frozen-22 and both their labellings say), where this split
     # labels triton-cpu's C++ launcher codegen: a taxonomy decision, docs/triage.md.
-    "frozen-21": {"logs": 61, "right": 59, "facts_kept": 14, "groups_split": 2, "collisions": 1},
+    "frozen-21": {"logs": 61, "right": 59, "facts_kept": 14, "groups_split": 2, "collisions": 2},
     "frozen-22": {"logs": 63, "right": 58, "facts_kept": 12, "groups_split": 3, "collisions": 1},
     "frozen-23": {"logs": 36, "right": 32, "facts_kept": 7, "groups_split": 1, "collisions": 0},
 }

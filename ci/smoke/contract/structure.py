@@ -287,7 +287,7 @@ class Row:
 
 _IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
 # A fault of the device while a kernel ran, reported through the driver's error path.
-_DEVICE_FAULT = re.compile(
+DEVICE_FAULT = re.compile(
     r"illegal memory access|misaligned address|unspecified launch failure|\billegal[ _]address\b"
     r"|illegal instruction|hardware (?:exception|stack error)|trapType"
     # Not "enable device-side assertions": torch appends that advice to every device error.
@@ -549,14 +549,14 @@ TABLE: Tuple[Row, ...] = (
     # The device faulted while the kernel ran: the launcher or the driver reports it.
     Row(
         "crash",
-        words=_DEVICE_FAULT,
+        words=DEVICE_FAULT,
         exception=re.compile(r"RuntimeError|\w*Error"),
         why="device fault",
     ),
     Row("crash", words=_DEVICE_REPORT, scope="log", why="the device reports a kernel fault"),
     Row(
         "crash",
-        words=_DEVICE_FAULT,
+        words=DEVICE_FAULT,
         scope="log",
         # C++'s "terminate called ... what(): CUDA error: an illegal memory access" has no
         # exception line; a runtime's error code (hipErrorIllegalAddress) is not a refusal.

@@ -238,6 +238,18 @@ def without_numbers(text: str) -> str:
     return _NUMBER.sub("N", normalise(text))
 
 
+# What a line says before the message of the innermost exception it names: an exception's
+# type ("RuntimeError: "), C++'s "what(): ", a stage or a source location in front of them.
+# Reports of one failure wrap its message in different ones.
+_MESSAGE_PREFIX = re.compile(r"^.*\b(?:[A-Z]\w*(?:Error|Exception)|what\(\)):\s+(?=\S)")
+
+
+def message_words(line: str) -> str:
+    """An error line as a key's part: the innermost exception's message, numbers as N (the
+    whole line where it names no exception, or its message is empty)."""
+    return without_numbers(_MESSAGE_PREFIX.sub("", line.strip()) or line)
+
+
 def make_key(kind: str, *parts: str) -> str:
     """``kind|part|...``; a missing part is "?"; never all "?" (see ``_with_fallback``)."""
     return "|".join([kind, *(normalise(p).replace("|", "/") or "?" for p in parts)])
@@ -358,7 +370,7 @@ def kernel_of(evidence: Evidence) -> str:
 def _with_fallback(kind: str, parts: list[str], evidence: Evidence, line: str = "") -> str:
     """The key; where every part is missing, the normalised error line takes their place."""
     if not any(normalise(p) for p in parts):
-        parts = [without_numbers(line or headline(evidence))[:200], *parts[1:]]
+        parts = [message_words(line or headline(evidence))[:200], *parts[1:]]
     return make_key(kind, *parts)
 
 
@@ -564,7 +576,7 @@ def _pass_failure(kind: str, evidence: Evidence) -> Signature:
     if not what:
         # A bare "PassManager::run failed": which backend's stage is all there is to tell.
         bare = "PassManager::run failed" in evidence.text
-        base = "PassManager::run failed" if bare else without_numbers(headline(evidence))
+        base = "PassManager::run failed" if bare else message_words(headline(evidence))
         backend = backend_of(evidence)
         base += f" ({backend})" if backend and bare else ""
         what = f"{stage}: {base}" if stage else (base if bare else "")
@@ -720,9 +732,12 @@ _BACKENDS = re.compile(
     r"\((?P<actives>\[[^\]]*\])\)"
 )
 _DRIVERS = re.compile(r"(?P<count>\d+) active drivers \((?P<actives>\[[^\]]*\])\)")
+# Triton's launcher and driver ("Triton Error [CUDA]: ..."), the CUDA and HIP runtimes'
+# own form ("CUDA: Error- ...") and PyTorch's ("HIP error: invalid device function").
 _DEVICE_ERROR = re.compile(
     r"Triton Error \[(?P<api>\w+)\]:\s*(?P<message>[^\n']*)"
     r"|\b(?P<api2>CUDA|HIP): Error- (?P<message2>[^\n']*)"
+    r"|\b(?P<api3>CUDA|HIP|XPU) error: (?P<message3>[^\n']*)"
 )
 
 
@@ -758,13 +773,13 @@ def _driver(kind: str, evidence: Evidence) -> Signature:
     if device is None:
         return _headline_signature(kind, evidence)
     kernel = kernel_of(evidence)
-    api = device["api"] or device["api2"]
-    said = device["message"] if device["api"] else device["message2"]
+    api = device["api"] or device["api2"] or device["api3"]
+    said = next(device[m] for m in ("message", "message2", "message3") if device[m] is not None)
     # The driver's error code is its identity, not an address.
     message = re.sub(r"^0x(?=[0-9a-fA-F]+\b)", "code ", said)
     return Signature(
         kind=kind,
-        key=_with_fallback(kind, [api, message], evidence),
+        key=_with_fallback(kind, [api, message, "" if kernel else _surfaced(evidence)], evidence),
         summary=f"the {api} driver refused the kernel: {normalise(said)}",
         details=_details(api=api, message=normalise(said), kernel=kernel),
     )
@@ -843,6 +858,37 @@ def _timeout_site(found: structure.Structure) -> str:
         if not _STDLIB_FRAME.search(frame.path.replace("\\", "/")):
             return f"{normalise(frame.path)} {frame.function}"
     return ""
+
+
+_LIBRARY_PATH = re.compile(
+    r"site-packages|dist-packages|[\\/]python3?\.?\d*[\\/]|^<|[\\/](?:torch|triton)[\\/]"
+)
+
+
+# Where a C++ library raised what it reports ("Exception raised from insert_events at
+# /x/HIPCachingAllocator.cpp:3837 (most recent call first)"); not the error check every CUDA
+# or HIP error passes through (c10_cuda_check_implementation), which says nothing of where.
+_NATIVE_RAISE = re.compile(
+    r"Exception raised from (?!\w*check)(?P<function>\w+) at \S*?(?P<file>[\w.]+):\d+"
+)
+
+
+def _raise_site(text: str, found: structure.Structure) -> str:
+    """Where a failure with no identity of its own surfaced: the innermost traceback frame
+    outside Python's and the installed packages' files (the program's own code), else the C++
+    function a library says raised it."""
+    for frame in reversed(found.frames):
+        if not _LIBRARY_PATH.search(frame.path.replace("\\", "/")):
+            return f"{normalise(frame.path)} {frame.function}"
+    native = _NATIVE_RAISE.search(text)
+    return f"{native['file']} {native['function']}" if native else ""
+
+
+def _surfaced(evidence: Evidence) -> str:
+    """What tells apart failures whose own words are the same for every kernel (a device
+    fault, a driver's bare error code): the test that met it, else where it surfaced."""
+    test = test_of(evidence)
+    return f"test {test}" if test else _raise_site(evidence.text, structure.parse(evidence.text))
 
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
@@ -949,7 +995,10 @@ def _signal_name(text: str) -> str:
                 return signal.Signals(number).name
             except ValueError:
                 return f"signal {number}"
-    return ""
+    # A device fault reported only through the driver's error path (a misaligned address,
+    # an unspecified launch failure): the words the table decided it by.
+    fault = structure.DEVICE_FAULT.search(text)
+    return f"device fault ({fault[0].lower()})" if fault else ""
 
 
 def _crash(kind: str, evidence: Evidence) -> Signature:
@@ -981,6 +1030,11 @@ def _crash(kind: str, evidence: Evidence) -> Signature:
         # the report wrapped it), is what every report of it shows.
         abort, site = _abort(text)
         where = f"{Path(site).name}: {' '.join(abort.split())}"[:200] if abort else ""
+    if not where and not kernel:
+        # Nothing of the compiler's: the crash itself says only what happened (a device
+        # fault, a signal), the same words for every kernel that ever faulted. What tells one
+        # from another is the test that met it, else where the program surfaced it.
+        where = _surfaced(evidence)
     return Signature(
         kind=kind,
         key=_with_fallback(kind, [name, where, kernel], evidence),
@@ -1109,7 +1163,7 @@ def _headline_signature(kind: str, evidence: Evidence, keyed_by_kernel: bool = T
     found = structure.parse(evidence.text).found() if kind == taxonomy.UNCLASSIFIED else ""
     return Signature(
         kind=kind,
-        key=make_key(kind, without_numbers(line)[:200], stage, kernel if keyed_by_kernel else ""),
+        key=make_key(kind, message_words(line)[:200], stage, kernel if keyed_by_kernel else ""),
         summary=f"{described}: {normalise(line)[:300]}" + (f" [{found}]" if found else ""),
         details=_details(
             headline=normalise(line)[:300], stage=stage, kernel=kernel, structure=found
