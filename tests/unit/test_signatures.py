@@ -1399,6 +1399,85 @@ ROUND_23: list[Case] = [
     ),
 ]
 
+ROUND_24: list[Case] = [
+    # A compiler built from its source tree: a warning made an error (GCC's words wrapped
+    # over lines, Clang's), a header its build generates (TableGen's .inc) missing.
+    (
+        "FAILED: lib/Dialect/IR/CMakeFiles/IR.dir/Ops.cpp.o\n"
+        "/src/triton/lib/Dialect/IR/Ops.cpp:280:1: error: control\n"
+        "reaches end of non-void function [-Werror=return-type]",
+        "compile_error",
+        {"source": "Ops.cpp"},
+    ),
+    (
+        "/w/triton/third_party/x/lib/Planner.cpp:675:17: error: 'run' overrides a member"
+        " function but is not marked 'override' [-Werror,-Winconsistent-missing-override]",
+        "compile_error",
+        {"source": "Planner.cpp"},
+    ),
+    (
+        "/s/include/triton/Dialect/IR/Interfaces.h:10:10: fatal error:"
+        " 'triton/Dialect/IR/OpInterfaces.h.inc' file not found",
+        "compile_error",
+        {"source": "Interfaces.h"},
+    ),
+    # An SDK's header missing is still the node's toolchain.
+    (
+        "/tmp/tmpab12cd/main.c:1:10: fatal error: Python.h: No such file or directory",
+        "toolchain",
+        {},
+    ),
+    # Host code another compiler generated (AOTriton's autotune tables).
+    (
+        "src/flash/autotune.fwd/FONLY__bf16___gfx1151.cc:81:14: error: no member named 'x'",
+        "compile_error",
+        {},
+    ),
+    # LLVM's tools rejecting the LLVM IR handed to them: on the .ll file, or with the IR
+    # call quoted under the diagnostic.
+    (
+        "  /x/bin/opt: peano-linked_gelu.ll:\n  error: floating point constant invalid for type\n"
+        "    %2 = fmul <16 x bfloat> %1, splat (float 1.702000e+00)",
+        "codegen",
+        {"tool": "llvm"},
+    ),
+    (
+        "  error: floating point constant invalid for type\n"
+        "    call <16 x bfloat> @llvm.aie2p.v16accfloat.to.v16bf16(",
+        "codegen",
+        {"tool": "llvm"},
+    ),
+    # A SPIR-V tool failing on the SPIR-V the backend generated.
+    (
+        "E   subprocess.CalledProcessError: Command '['/r/bin/spirv-dis', '/tmp/tmpsa8ey3op']'"
+        " returned non-zero exit status 252.\nerror: 7: Invalid capability operand: 6257",
+        "codegen",
+        {"tool": "binary"},
+    ),
+    # A remote host closing the connection under a download; a CI runner's own file
+    # system refusing a write (libuv's errno words).
+    (
+        "downloading and extracting https://example.org/llvm-11.tar.xz ...\n"
+        "error: Remote end closed connection without response",
+        "infrastructure",
+        {},
+    ),
+    (
+        "Error: EACCES: permission denied, open '/__w/_temp/_runner_file_commands/save_state'\n"
+        "    at Object.writeFileSync (node:fs:2415:20)",
+        "infrastructure",
+        {},
+    ),
+    # A wrapper whose message is the exception it wraps: the innermost decides (a file of
+    # Triton's cache gone, under Inductor's error).
+    (
+        "torch._inductor.exc.InductorError: FileNotFoundError: [Errno 2] No such file or"
+        " directory: '/h/triton_cache_25/E5DA/triton_red_fused_0.json'",
+        "compile_error",
+        {},
+    ),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
@@ -1425,6 +1504,7 @@ ROUND_23: list[Case] = [
         *ROUND_21,
         *ROUND_22,
         *ROUND_23,
+        *ROUND_24,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:
@@ -1667,3 +1747,30 @@ def test_one_error_in_two_wrappers_is_one_key() -> None:
     assert signature_of("", located, None).key == signature_of("", bare, None).key
     # A bare exception with no message keeps its type.
     assert "AssertionError()" in signature_of("", "AssertionError()", None).key
+
+
+def test_a_frontend_error_cut_before_its_message_is_keyed_by_the_line_it_points_at() -> None:
+    banner = "triton.compiler.errors.CompilationError: at 33:39:\n"
+    one = banner + "    head = pos * GROUP_SIZE\n                 ^\n"
+    other = banner + "    acc = tl.dot(a, b, acc)\n          ^\n"
+    first, second = signature_of("", one, None), signature_of("", other, None)
+    assert first.kind == second.kind == "frontend"
+    assert first.key != second.key
+    assert "head = pos * GROUP_SIZE" in first.key
+    # Python's own underline of an expression in a traceback is not Triton's caret.
+    traceback = (
+        '  File "/x/triton/compiler/compiler.py", line 83, in make_ir\n'
+        "    return ast_to_ttir(self.fn, self)\n           ^^^^^^^^^^^^^^^^^^^^^^^\n"
+    )
+    assert signature_of("", traceback + one, None).key == first.key
+
+
+def test_a_source_built_from_its_tree_is_keyed_by_its_file_and_diagnostic() -> None:
+    line = "/s/triton/lib/{}:146:23: error: using the result of an assignment as a condition"
+    one = signature_of("", line.format("Reorder.cpp"), None)
+    other = signature_of("", line.format("Combine.cpp"), None)
+    assert one.kind == other.kind == "compile_error"
+    assert one.key != other.key
+    assert (
+        one.key == signature_of("", line.format("Reorder.cpp").replace("146:23", "150:9"), None).key
+    )

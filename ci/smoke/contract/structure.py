@@ -147,6 +147,9 @@ _REPR = re.compile(
 )
 
 
+_WRAPPED = re.compile(r"(?:[A-Za-z_]\w*\.)*(?P<type>[A-Z]\w*(?:Error|Exception)): (?P<message>.*)")
+
+
 @dataclass(frozen=True)
 class Frame:
     path: str
@@ -215,6 +218,10 @@ def parse(text: str) -> Structure:
     if exceptions:
         last, source = max(exceptions, key=lambda found: found[0].start())
         exception, message = last["type"], last["message"].strip()
+        # A wrapper whose message is the exception it wraps ("InductorError: FileNotFoundError:
+        # ..."): what was raised is the innermost.
+        while (inner := _WRAPPED.match(message)) is not None:
+            exception, message = inner["type"], inner["message"]
         if source == "repr line":
             message = message.strip("\"'")
         else:
@@ -350,6 +357,8 @@ FILESYSTEM = re.compile(
     r"Stale file handle|Input/output error|Read-only file system"
     # Windows: another process holds the file (an antivirus, an indexer, a stuck build).
     r"|\[WinError 32\]|being used by another process"
+    # libuv's errno names, as a CI runner's own steps (Node.js) print them.
+    r"|\bE(?:ACCES|PERM|NOSPC|ROFS|IO): [a-z ]+, \w+ '"
 )
 # The network or a remote service failed under a download or an upload: an HTTP error status
 # from a remote host (requests', httpx's, urllib's words), a connection pool's failure to one,
@@ -365,6 +374,9 @@ NETWORK = re.compile(
     r"|\bHTTP Error [45]\d\d\b|\bToo Many Requests\b|\brate[- ]limit(?:ed)? you\b"
     r"|\bhit the quota of\b|Temporary failure in name resolution|Name or service not known"
     r"|An error occurred \(\w+\) when calling the \w+ operation|Unable to locate credentials"
+    # A remote host closing the connection under a download from it (http.client's words).
+    rf"|https?://(?!{_LOCAL_HOST})\S+[^\n]*\n(?:[^\n]*\n){{0,3}}?[^\n]*"
+    r"Remote end closed connection without response"
 )
 # A shared library of the installed packages does not load: built against another version
 # (a symbol it needs is not there) or missing from the install. A GPU driver's own library

@@ -161,11 +161,12 @@ _MISSING_TOOL = (
         "the {tool} headers",
     ),
     # A header of the host's SDK that a C or C++ source includes (Python.h, cuda.h, climits):
-    # GCC's, Clang's and TinyCC's words, MSVC's error code (its words are localised).
+    # GCC's, Clang's and TinyCC's words, MSVC's error code (its words are localised). Not
+    # one a build generates for itself (TableGen's .inc): that is the build's own failure.
     (
         re.compile(
             r"(?:fatal error:\s+|error: include file |fatal error C1083:[^\n]*?)"
-            r"(?:(?P<tool>[\w/.+-]+\.h)|['\"\u201c](?P<bare>[\w/.+-]+)['\"\u201d])"
+            r"(?:(?P<tool>[\w/.+-]+\.h)|['\"\u201c](?P<bare>[\w/.+-]+(?<!\.inc))['\"\u201d])"
             r"['\"\u201d]?(?:: No such file| file not found| not found)"
         ),
         "the host's C headers ({tool}{bare})",
@@ -186,7 +187,7 @@ _MISSING_TOOL = (
     ),
     # The host C compiler rejects the launcher source Triton generates for its dialect or
     # age: an old GCC's C89 default, MSVC (its error codes). Other rejections of the
-    # launcher are the launcher's own (LAUNCHER_REJECTED).
+    # launcher are the launcher's own (source_rejected).
     (
         re.compile(
             r"(?:^|[/\\\s])(?:main|\w+_utils|__triton_launcher)\.c[:(]\d+(?::\d+)?\)?:"
@@ -474,14 +475,15 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "binary",
         re.compile(
-            r"Command '\[\s*'[^']*?(?P<message>(?:bishengir-compile|ocloc)(?:\.exe)?)'"
+            r"Command '\[\s*'[^']*?(?P<message>(?:bishengir-compile|ocloc|spirv-\w+|llvm-spirv)"
+            r"(?:\.exe)?)'"
             r"[^\n]*?returned non-zero exit status"
         ),
     ),
     # A C, C++ or CUDA compiler (gcc, clang, nvcc, hipcc) rejects a source a compiler
-    # generated (TileLang's CUDA, a C++ launcher): its diagnostic, or nvcc's count of them.
-    # Triton's own C launcher failing to build is the node's compiler (toolchain, above);
-    # a missing header is the node's SDK (toolchain, above).
+    # generated at run time (TileLang's CUDA): its diagnostic, or nvcc's count of them. A
+    # source of a build, or Triton's launcher, is a compile error (source_rejected, decided
+    # first); a missing header is the node's SDK (toolchain).
     (
         "cc",
         re.compile(
@@ -490,6 +492,16 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("cc", re.compile(r"(?P<message>\d+ errors? detected in the compilation of)")),
+    # An LLVM tool (opt, llc, a vendor's LLVM) rejects the LLVM IR handed to it: its
+    # diagnostic on the .ll file, or one whose next line quotes an IR call of an intrinsic.
+    ("llvm", re.compile(r"\.(?:ll|bc):(?:\d+:\d+:)?\s*error: (?P<message>[^\n]+)")),
+    (
+        "llvm",
+        re.compile(
+            r"^\s*error: (?P<message>[^\n]+)\n\s*(?:%[\w.]+ = )?(?:tail )?call [^\n]*@llvm\.",
+            re.M,
+        ),
+    ),
 )
 
 FRONTEND_FORMS = (
@@ -656,14 +668,33 @@ _PASS_NAMED = re.compile(
     re.M,
 )
 
-# The host compiler rejects the launcher Triton generates for a kernel (its C, or C++ in
-# triton-cpu), for a reason of the launcher's own source (not the compiler's dialect or age,
-# not a missing header: toolchain, above): a compile error of Triton's.
-LAUNCHER_REJECTED = re.compile(
-    r"(?:^|[/\\\s])(?:main|\w+_utils|__triton_launcher)\.(?:c|cpp)(?::\d+(?::\d+)?|\(\d+\)):"
-    r" (?:fatal )?error: (?P<message>[^\n]+)",
+# A C-family compiler's diagnostic on a source file (GCC's, Clang's, nvcc's, MSVC's form).
+_SOURCE_DIAGNOSTIC = re.compile(
+    r"(?:^|(?<=[\s'\"(]))(?P<path>[^\s'\"(]*?"
+    r"(?P<file>[^/\\\s:'\"(]+\.(?:c|cc|cpp|cxx|cu|cuh|hip|h|hh|hpp|hxx|tpp|inc)))"
+    r"(?::\d+(?::\d+)?|\(\d+\)): (?:fatal )?error(?: \w+)?: (?P<message>[^\n]+)",
     re.M,
 )
+# Triton's launcher (its name differs between releases and backends).
+LAUNCHER_SOURCE = re.compile(r"^(?:main|\w+_utils|__triton_launcher)\.(?:c|cpp)$")
+# A file a compiler generated at run time: alone in the temporary folder or in one of
+# Python's own temporary folders ("/tmp/tmpab12cd/kernel.cpp", "/tmp/tmp7v25so7h.cu").
+_RUN_TIME_FILE = re.compile(r"(?:^|[/\\])(?:tmp|temp|Temp|TEMP|T|tmp[\w-]{6,})[/\\][^/\\]+$")
+
+
+def source_rejected(text: str) -> re.Match[str] | None:
+    """A C-family compiler's diagnostic that is a compile error: a source of a source tree
+    being built (a compiler or extension built from source: a warning made an error, a
+    header its build generates missing; host code another compiler generated into its build,
+    AOTriton's autotune tables), or the launcher Triton generates for a kernel (its C, or
+    C++ in triton-cpu), rejected for a reason of its own (not the compiler's dialect or age,
+    not a missing header of the SDK: toolchain, above). Other code generated at run time
+    and rejected (TileLang's CUDA) is the backend's code generation (CODEGEN_FORMS)."""
+    for found in _SOURCE_DIAGNOSTIC.finditer(text):
+        if LAUNCHER_SOURCE.match(found["file"]) or not _RUN_TIME_FILE.search(found["path"]):
+            return found
+    return None
+
 
 # A caller's own report that a kernel did not compile, with nothing telling why (Inductor
 # logs the kernel's source after it).
@@ -693,7 +724,7 @@ def kind_of(text: str) -> str:
             return kind
     if missing_tool(text):
         return TOOLCHAIN
-    if LAUNCHER_REJECTED.search(text):
+    if source_rejected(text):
         return COMPILE_ERROR
     if _PACKAGE_FILE.search(text):
         return HARNESS_ERROR

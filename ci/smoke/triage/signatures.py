@@ -668,6 +668,9 @@ def _codegen(kind: str, evidence: Evidence) -> Signature:
 _FRONTEND_LOCATION = re.compile(r"CompilationError: at (?P<line>\d+):(?P<col>\d+)")
 # The message Triton prints under the caret of a CompilationError, where it is no exception
 # line ("create_dot(): incompatible function arguments. ...").
+# Triton's source excerpt points at a column with one caret (Python's traceback underlines
+# an expression with a run of them).
+_ABOVE_CARET = re.compile(r"^(?P<line>[^\n]*\S[^\n]*)\n[ \t]*\^[ \t]*$", re.M)
 _UNDER_CARET = re.compile(r"^\s*\^\s*\n(?P<line>\S[^\n]*)", re.M)
 _REPR_ERROR = re.compile(r"^\s*(?P<line>[A-Z]\w*(?:Error|Exception)\(.*\))\s*$", re.MULTILINE)
 
@@ -691,7 +694,10 @@ def _frontend(kind: str, evidence: Evidence) -> Signature:
     ]
     reprs = [_as_exception_line(m["line"]) for m in _REPR_ERROR.finditer(evidence.text)]
     under = [m["line"] for m in _UNDER_CARET.finditer(evidence.text)]
-    error = (reprs or errors or under or [headline(evidence)])[0 if reprs else -1]
+    # With no message at all (a report cut after the source excerpt), the source line the
+    # caret points at is what tells one frontend error from another, never the banner.
+    pointed = [m["line"].strip() for m in _ABOVE_CARET.finditer(evidence.text)]
+    error = (reprs or errors or under or pointed or [headline(evidence)])[0 if reprs else -1]
     kernel = kernel_of(evidence)
     where = f"{location['line']}:{location['col']}" if location else ""
     key = _with_fallback(kind, [without_numbers(error)], evidence)
@@ -1176,18 +1182,21 @@ _QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|\u2018[^\u2019\n]*\u2019")
 
 def _compile_error(kind: str, evidence: Evidence) -> Signature:
     """A compile failure of no finer kind; one whose compiled file went missing from Triton's
-    cache is one failure whatever kernel and temporary name met it (processes racing); the
-    launcher's source rejected by the host compiler is keyed by the diagnostic without its
-    quoted names (a report may wrap the line before them)."""
-    launcher = taxonomy.LAUNCHER_REJECTED.search(evidence.text)
-    if launcher is not None:
-        said = normalise(launcher["message"])
-        what = "the host compiler rejects the kernel's launcher"
+    cache is one failure whatever kernel and temporary name met it (processes racing); a host
+    source rejected by the C or C++ compiler is keyed by the source (Triton's launcher, under
+    any of its names) and the diagnostic without its quoted names (a report may wrap the
+    line before them)."""
+    rejected = taxonomy.source_rejected(evidence.text)
+    if rejected is not None:
+        said = normalise(rejected["message"])
+        launcher = taxonomy.LAUNCHER_SOURCE.match(rejected["file"])
+        source = "the kernel's launcher" if launcher else rejected["file"]
+        what = f"the host compiler rejects {source}"
         return Signature(
             kind=kind,
             key=make_key(kind, what, " ".join(_QUOTED.sub("", said).split())),
             summary=f"compile error: {what}: {said}",
-            details=_details(diagnostic=said, kernel=kernel_of(evidence)),
+            details=_details(diagnostic=said, source=rejected["file"], kernel=kernel_of(evidence)),
         )
     if not structure.TRITON_CACHE_FILE.search(evidence.text):
         return _headline_signature(kind, evidence)
