@@ -1774,3 +1774,16 @@ def test_a_source_built_from_its_tree_is_keyed_by_its_file_and_diagnostic() -> N
     assert (
         one.key == signature_of("", line.format("Reorder.cpp").replace("146:23", "150:9"), None).key
     )
+
+
+def test_a_pass_failure_keyed_by_its_message_leaves_the_stage_to_the_details() -> None:
+    # A report with the traceback shows the stage, one without does not: the same key. A
+    # bare "PassManager::run failed" has nothing but its stage, which stays in its key.
+    frame = '  File "/x/triton/backends/nvidia/compiler.py", line 9, in make_llir\n    pm.run(m)\n'
+    with_stage = signature_of("", frame + "IndexError: map::at", None)
+    bare = signature_of("", "IndexError: map::at", None)
+    assert with_stage.kind == bare.kind == "pass_failure"
+    assert with_stage.key == bare.key
+    assert with_stage.detail("stage") == "make_llir"
+    catch_all = signature_of("", frame + "RuntimeError: PassManager::run failed", None)
+    assert "make_llir: PassManager::run failed" in catch_all.key

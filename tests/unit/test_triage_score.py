@@ -20,7 +20,7 @@ FLOORS = {
     "frozen-3": {"logs": 48, "right": 41, "facts_kept": 15, "groups_split": 1, "collisions": 1},
     "frozen-4": {"logs": 41, "right": 38, "facts_kept": 14, "groups_split": 0, "collisions": 3},
     "frozen-5": {"logs": 40, "right": 39, "facts_kept": 17, "groups_split": 1, "collisions": 2},
-    "frozen-6": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 1, "collisions": 1},
+    "frozen-6": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 0, "collisions": 1},
     "frozen-7": {"logs": 34, "right": 34, "facts_kept": 10, "groups_split": 1, "collisions": 1},
     "frozen-8": {"logs": 34, "right": 34, "facts_kept": 18, "groups_split": 0, "collisions": 1},
     "frozen-9": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 0, "collisions": 1},

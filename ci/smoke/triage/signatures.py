@@ -579,7 +579,7 @@ def _pass_failure(kind: str, evidence: Evidence) -> Signature:
         base = "PassManager::run failed" if bare else message_words(headline(evidence))
         backend = backend_of(evidence)
         base += f" ({backend})" if backend and bare else ""
-        what = f"{stage}: {base}" if stage else (base if bare else "")
+        what = (f"{stage}: {base}" if stage else base) if bare else (base if stage else "")
         # A sanitizer's report: what it caught and the pass's source it caught it in.
         sanitized = structure.SANITIZER_IN_PASS.search(evidence.text)
         if sanitized is not None:
