@@ -1478,6 +1478,34 @@ ROUND_24: list[Case] = [
     ),
 ]
 
+ROUND_25: list[Case] = [
+    # An assertion of LLVM's machine-code generator, however the report wrapped it.
+    (
+        "llvm/lib/CodeGen/LiveVariables.cpp:159: void\nllvm::LiveVariables::HandleVirtRegUse"
+        ' (llvm::Register): Assertion\n`MRI->getVRegDef(Reg) && "Register use before def!"\''
+        " failed.",
+        "codegen",
+        {"tool": "llvm"},
+    ),
+    # A release that says which SDK version it needs.
+    ("Triton requires CUDA 11.4+", "toolchain", {}),
+    # A header of the compiler's own install rejecting the compile (a header for GPU
+    # offloading, included by the launcher from a HIP SDK on Windows): the toolchain.
+    (
+        "In file included from C:\\Temp\\tmpebjwqxit\\main.c:4:\n"
+        "C:\\Program Files\\AMD\\ROCm\\6.2\\lib\\clang\\19\\include\\llvm_libc_wrappers\\stdio.h:10:2:"
+        ' error: "This file is for GPU offloading compilation only"',
+        "toolchain",
+        {},
+    ),
+    (
+        "/usr/lib/llvm-19/lib/clang/19/include/cuda_wrappers/new:12:2: error: x\n"
+        "/usr/include/stdio.h:27:10: error: unknown type name '__gnuc_va_list'",
+        "toolchain",
+        {},
+    ),
+]
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
@@ -1505,6 +1533,7 @@ ROUND_24: list[Case] = [
         *ROUND_22,
         *ROUND_23,
         *ROUND_24,
+        *ROUND_25,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

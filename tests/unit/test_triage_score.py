@@ -49,6 +49,7 @@ FLOORS = {
     "frozen-22": {"logs": 63, "right": 58, "facts_kept": 12, "groups_split": 3, "collisions": 1},
     "frozen-23": {"logs": 36, "right": 33, "facts_kept": 7, "groups_split": 1, "collisions": 0},
     "frozen-24": {"logs": 55, "right": 53, "facts_kept": 9, "groups_split": 3, "collisions": 1},
+    "frozen-25": {"logs": 39, "right": 37, "facts_kept": 4, "groups_split": 2, "collisions": 0},
 }
 
 
@@ -104,6 +105,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-22",
         "frozen-23",
         "frozen-24",
+        "frozen-25",
     ]
 
 

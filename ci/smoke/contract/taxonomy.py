@@ -118,6 +118,12 @@ _MISSING_TOOL = (
     (re.compile(r"(?P<tool>ROCm linker \S+) not found"), "{tool}"),
     # A linker older than the release's code objects (Debian's lld 14 and Triton 3.3's COv5).
     (re.compile(r"(?P<tool>ld\.lld): error: unknown abi version"), "{tool} (too old)"),
+    # An SDK older than the release needs, in the release's own words ("Triton requires
+    # CUDA 11.4+").
+    (
+        re.compile(r"\brequires (?P<tool>CUDA|ROCm|HIP|CANN|oneAPI) (?P<version>\d+(?:\.\d+)*)\+"),
+        "{tool} {version} or newer",
+    ),
     (re.compile(r"ASCEND_HOME_PATH is not set"), "the CANN toolkit (ASCEND_HOME_PATH)"),
     # Building the launcher stub needs a host C compiler (triton/runtime/build.py).
     (re.compile(r"Failed to find C compiler"), "the host C compiler (CC)"),
@@ -200,12 +206,15 @@ _MISSING_TOOL = (
 
 
 def missing_tool(text: str) -> str:
-    """The toolchain piece the text says is absent, or ""."""
+    """The toolchain piece the text says is absent (or unfit), or ""."""
     for pattern, name in _MISSING_TOOL:
         match = pattern.search(text)
         if match:
             return name.format(**{k: v or "" for k, v in match.groupdict().items()})
-    return ""
+    header = next(
+        (f for f in _SOURCE_DIAGNOSTIC.finditer(text) if _INSTALLED_HEADER.search(f["path"])), None
+    )
+    return f"the host's C headers ({header['file']})" if header else ""
 
 
 # --------------------------------------------------------------------------------------
@@ -433,6 +442,15 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"(?P<message>\w+ backend expected \w+ at \S+, but it was not found)"),
     ),
     ("llc", re.compile(r"error: (?P<message>ran out of registers during register allocation)")),
+    # An assertion of LLVM's machine-code generator (its CodeGen and Target sources): the
+    # file that asserted ("Register use before def!" in LiveVariables.cpp).
+    (
+        "llvm",
+        re.compile(
+            r"\blib[/\\](?:CodeGen|Target)[/\\](?:[\w.-]+[/\\])*(?P<message>[\w.-]+\.(?:cpp|h)):\d+:"
+            r"[\s\S]{0,600}?Assert"
+        ),
+    ),
     # LLVM's target does not know the processor it was given, then aborts (a CPU target
     # handed a GPU's name): its code generator was set up for the wrong target.
     (
@@ -675,6 +693,13 @@ _SOURCE_DIAGNOSTIC = re.compile(
     r"(?::\d+(?::\d+)?|\(\d+\)): (?:fatal )?error(?: \w+)?: (?P<message>[^\n]+)",
     re.M,
 )
+# A header of a compiler's or an SDK's own install (Clang's resource headers, the system's,
+# an SDK under Program Files): a diagnostic there says the node's toolchain does not fit the
+# compile (a header for another mode or version), not that the source is wrong.
+_INSTALLED_HEADER = re.compile(
+    r"[/\\]lib[/\\]clang[/\\]\d+[/\\]include[/\\]|^/usr/(?:local/)?include/|[/\\]lib[/\\]gcc[/\\]"
+    r"|Program Files[/\\]"
+)
 # Triton's launcher (its name differs between releases and backends).
 LAUNCHER_SOURCE = re.compile(r"^(?:main|\w+_utils|__triton_launcher)\.(?:c|cpp)$")
 # A file a compiler generated at run time: alone in the temporary folder or in one of
@@ -691,6 +716,8 @@ def source_rejected(text: str) -> re.Match[str] | None:
     not a missing header of the SDK: toolchain, above). Other code generated at run time
     and rejected (TileLang's CUDA) is the backend's code generation (CODEGEN_FORMS)."""
     for found in _SOURCE_DIAGNOSTIC.finditer(text):
+        if _INSTALLED_HEADER.search(found["path"]):
+            continue
         if LAUNCHER_SOURCE.match(found["file"]) or not _RUN_TIME_FILE.search(found["path"]):
             return found
     return None
