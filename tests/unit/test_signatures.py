@@ -1816,3 +1816,18 @@ def test_a_pass_failure_keyed_by_its_message_leaves_the_stage_to_the_details() -
     assert with_stage.detail("stage") == "make_llir"
     catch_all = signature_of("", frame + "RuntimeError: PassManager::run failed", None)
     assert "make_llir: PassManager::run failed" in catch_all.key
+
+
+def test_llvms_verifier_names_the_kernel_and_wrapped_program_arguments_name_the_pass() -> None:
+    broken = (
+        "Operand is null\n  %7 = call i32 @__nv_isnanf(<null operand!>)\nin function kernel_0d1\n"
+        "LLVM ERROR: Broken function found, compilation aborted!"
+    )
+    assert signature_of("", broken, None).detail("kernel") == "kernel_0d1"
+    wrapped = (
+        "triton-shared-opt: .../llvm/ADT/SmallVector.h:300:\nAssertion `idx < size()' failed.\n\n"
+        "Program arguments:\ntriton-shared-opt k.ttir.mlir\n"
+        "  --triton-to-linalg-experimental=structured-ldst-mode=tensor-first\n"
+        "  --mlir-print-debuginfo\n  -o /tmp/k.mlir\n"
+    )
+    assert signature_of("", wrapped, None).detail("pass") == "triton-to-linalg-experimental"

@@ -283,6 +283,8 @@ _KERNEL_FORMS = (
     re.compile(r"tt\.func (?:public |private )?@(?P<name>\w+)"),
     re.compile(r"operation:\s*@(?P<name>\w+)"),
     re.compile(r"In function: (?P<name>\w+)"),
+    # LLVM's verifier names the function it found broken on a line of its own.
+    re.compile(r"^in function (?P<name>\w+)\s*$", re.M),
     re.compile(r"kernelName: (?P<name>\w+)"),
     re.compile(r"operator name is (?P<name>\w+)"),  # Ascend's runtime
     # Inductor's resource error names the kernel: "out of resource: triton_tem_fused_x_0".
@@ -422,7 +424,9 @@ _ANON_PASS_FRAME = re.compile(r"\(anonymous namespace\)::(?P<pass>\w+)::runOnOpe
 _PASS_SOURCE_DIR = re.compile(
     r"[/\\](?:Transforms|Conversion|Analysis)[/\\](?:[\w]+[/\\])*(?P<pass>\w+)\.cpp"
 )
-_PROGRAM_ARGUMENTS = re.compile(r"Program arguments: (?P<args>[^\n]+)")
+# LLVM's "Program arguments:" (the command on its line or the next), and the flags a report
+# wrapped onto indented lines after it.
+_PROGRAM_ARGUMENTS = re.compile(r"Program arguments:[ \t]*\n?(?P<args>[^\n]+(?:\n[ \t]+-[^\n]*)*)")
 _PIPELINE_PASS = re.compile(r"(?P<pass>[a-z][\w-]*)(?:\{[^}]*\})?\)*\s*$")
 
 
