@@ -672,10 +672,10 @@ def _codegen(kind: str, evidence: Evidence) -> Signature:
 _FRONTEND_LOCATION = re.compile(r"CompilationError: at (?P<line>\d+):(?P<col>\d+)")
 # The message Triton prints under the caret of a CompilationError, where it is no exception
 # line ("create_dot(): incompatible function arguments. ...").
-# Triton's source excerpt points at a column with one caret (Python's traceback underlines
-# an expression with a run of them).
-_ABOVE_CARET = re.compile(r"^(?P<line>[^\n]*\S[^\n]*)\n[ \t]*\^[ \t]*$", re.M)
 _UNDER_CARET = re.compile(r"^\s*\^\s*\n(?P<line>\S[^\n]*)", re.M)
+# The source line the caret points at: Triton's excerpt points at a column with one caret
+# (Python's traceback underlines an expression with a run of them).
+_ABOVE_CARET = re.compile(r"^(?P<line>[^\n]*\S[^\n]*)\n[ \t]*\^[ \t]*$", re.M)
 _REPR_ERROR = re.compile(r"^\s*(?P<line>[A-Z]\w*(?:Error|Exception)\(.*\))\s*$", re.MULTILINE)
 
 
