@@ -187,6 +187,32 @@ def test_numeric_mismatch_key_keeps_the_output_not_the_figures() -> None:
     assert signature_of("", mismatch("1.0", "0, 0").replace("'g'", "'beta'"), None).key != one.key
 
 
+def test_numeric_mismatch_key_is_the_test_in_any_form_of_its_id() -> None:
+    def key(test_id: str) -> str:
+        text = f"FAILED {test_id} - AssertionError: Tensor-likes are not close!\n"
+        return signature_of("", text, None).key
+
+    mixtral = key("test/conv/test_models.py::test_mini[mini_mixtral-32-1e-05]")
+    assert mixtral == "numeric_mismatch|test_mini[mini_mixtral-N-N]|?"
+    # Without its file, at another size: the same test failing alike.
+    assert key("test_models.py::test_mini[mini_mixtral-64-1e-05]") == mixtral
+    # Another model, another test function: other failures.
+    assert key("test_models.py::test_mini[mini_gemma-32-1e-05]") != mixtral
+    assert key("test_models.py::test_other[mini_mixtral-32-1e-05]") != mixtral
+    # unittest's form of an id; a summary's bare function after FAILED.
+    unittest = "FAIL: test_linear (test_nn.TestNN.test_linear)\nTensor-likes are not close!\n"
+    assert signature_of("", unittest, None).key == "numeric_mismatch|test_linear|?"
+    summary = "  36 FAILED test_linear\n  AssertionError: Tensor-likes are not equal!\n"
+    assert signature_of("", summary, None).key == "numeric_mismatch|test_linear|?"
+
+
+def test_numeric_mismatch_without_a_test_keys_torchs_report_by_its_template() -> None:
+    counts = "Mismatched elements: 89 / 4224 (2.1%)\n"
+    headline = "AssertionError: Tensor-likes are not close!\n\n" + counts
+    cut = counts + "Greatest absolute difference: 0.05 at index (4, 39)\n"
+    assert signature_of("", headline, None).key == signature_of("", cut, None).key
+
+
 def test_artifacts_name_the_kernel(tmp_path: Path) -> None:
     (tmp_path / "failure.json").write_text(json.dumps({"kernel": "gdn_post_conv"}))
     sig = signature_of("", "compile of gdn_post_conv timed out after 300 s", tmp_path)
@@ -243,6 +269,20 @@ def test_normalise() -> None:
     assert normalise("at 0xdeadBEEF in /tmp/tmpab_12/x.py pid 4242 %17") == (
         "at 0xADDR in x.py pid N %N"
     )
+
+
+def test_normalise_hashes_random_names_and_keeps_words() -> None:
+    # A base64 temporary name (from triton-ascend's bishengir logs) is not the failure's.
+    assert normalise("kernel_bqVQ8Qyv6VxjF26uwYSgIU3aPYssG68esGVDjNtRZ2I.o") == "HASH.o"
+    assert normalise("rLkuzPEI5g-fTGv2bcltZEvjfZ8aYwN8cC2bvu58qqM") == "HASH"
+    # A test's name and parameters, a mangled C++ name: they name what failed.
+    for word in (
+        "test_AdaptiveLogSoftmax_cuda_tf32",
+        "test_dot[1-128-128-64-4-True-False-none-tf32-int8-int8-1_1]",
+        "_ZN10flashinfer5vec_tIhLm16EE4loadEPKh",
+        "N3c1016DistBackendErrorE",
+    ):
+        assert normalise(word) == word
 
 
 # --------------------------------------------------------------------------------------

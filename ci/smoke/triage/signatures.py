@@ -204,7 +204,12 @@ _PID = re.compile(r"\b(pid|process|thread|tid)([ =:#]*)\d+", re.IGNORECASE)
 _TEMP = re.compile(r"\btmp[\w-]{5,}")
 _HEX_SUFFIX = re.compile(r"(?<=[\w])[-_.](?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b")
 _LONG_HEX = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}\b")
-_CACHE_KEY = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[\w-]{24,}\b")
+# A base64 cache or temporary name ("bqVQ8Qyv6VxjF26uwYSgIU3aPYssG68esGVDjNtRZ2I"): a word
+# with a long run of letters of both cases and digits that change class at most characters.
+# A test's parameters ("1-128-True-tf32"), an identifier ("test_Linear_cuda_tf32") or a
+# mangled C++ name keep their words: they name what failed.
+_WORD = re.compile(r"[\w-]{16,}")
+_CHARACTER_CLASS = re.compile(r"[a-z]+|[A-Z]+|\d+")
 _SSA = re.compile(r"%\d+|<<UNKNOWN SSA VALUE>>")
 # A location in a generated IR file: its line numbers change with any change upstream.
 _IR_LOCATION = re.compile(
@@ -212,6 +217,18 @@ _IR_LOCATION = re.compile(
 )
 _SPACE = re.compile(r"\s+")
 _TRAILING = re.compile(r"[\s.,;:!]+$")
+
+
+def _hash_if_random(word: re.Match[str]) -> str:
+    """HASH for a word with a random run, else the word (a mangled C++ name is kept)."""
+    if word.group().startswith("_Z"):
+        return word.group()
+    for run in re.split(r"[-_]", word.group()):
+        classes = _CHARACTER_CLASS.findall(run)
+        kinds = {"digit" if c[0].isdigit() else c[0].isupper() for c in classes}
+        if len(run) >= 16 and len(kinds) == 3 and len(classes) * 2 >= len(run):
+            return "HASH"
+    return word.group()
 
 
 def normalise(text: str) -> str:
@@ -224,7 +241,7 @@ def normalise(text: str) -> str:
     text = _TEMP.sub("TMP", text)
     text = _HEX_SUFFIX.sub("-HASH", text)
     text = _LONG_HEX.sub("HASH", text)
-    text = _CACHE_KEY.sub("HASH", text)
+    text = _WORD.sub(_hash_if_random, text)
     text = _SSA.sub("%N", text)
     return _TRAILING.sub("", _SPACE.sub(" ", text).strip())
 
@@ -1081,6 +1098,8 @@ _TEST_IDS = (
     re.compile(r"^_{3,} (?P<id>[A-Z]\w*\.test\w*|test\w*(?:\[[^\]\s]*\])?) _{3,}", re.M),
     # unittest's header of a failed test: "FAIL: test_x (module.Class.test_x)".
     re.compile(r"^(?:FAIL|ERROR): (?P<id>test\w* \([\w.]+\))", re.M),
+    # A bare test function after FAILED (a runner's or a person's summary, a count before it).
+    re.compile(r"^\s*(?:\d+\s+)?FAILED\s+(?P<id>test_\w+(?:\[[^\]\s]*\])?)", re.M),
 )
 
 
@@ -1096,6 +1115,32 @@ def test_of(evidence: Evidence) -> str:
     return ""
 
 
+# A test id's function and parameters, after its file and class ("a/test_x.py::TestX::
+# test_y[p]", unittest's "test_y (module.TestX.test_y)" or "TestX.test_y").
+_TEST_FUNCTION = re.compile(
+    r"(?:^|::|\.)(?P<function>[^.:\s\[(]+)(?P<parameters>\[[^\]]*\]?)?(?:\s*\(.*)?$"
+)
+
+
+_PARAMETER_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
+
+
+def test_identity(test: str) -> str:
+    """What names a failing test in every report of it: its function and its parameters
+    with their sizes as N. A report shows the id with or without its file and class; one
+    test failing alike at several sizes is one bug, at another dtype or model maybe not."""
+    found = _TEST_FUNCTION.search(test.strip())
+    if not found:
+        return test
+    return found["function"] + _PARAMETER_NUMBER.sub("N", found["parameters"] or "")
+
+
+# torch.testing's report of a mismatch, whichever of its lines an excerpt keeps.
+_ASSERT_CLOSE_LINES = re.compile(
+    r"Tensor-likes are not close|Mismatched elements|Greatest (?:absolute|relative) difference"
+)
+
+
 def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
     text = evidence.text
     error = next((m for p in _MAX_ERROR if (m := p.search(text))), None)
@@ -1106,13 +1151,17 @@ def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
     kernel, test = kernel_of(evidence), test_of(evidence)
     form = next((m for p in taxonomy.NUMERIC_FORMS if (m := p.search(text))), None)
     line = ""
-    if form is not None:
+    if _ASSERT_CLOSE_LINES.search(text):
+        line = "Tensor-likes are not close"
+    elif form is not None:
         line = text[text.rfind("\n", 0, form.start()) + 1 : text.find("\n", form.end())]
     return Signature(
         kind=kind,
         # The test is the identity of a wrong answer (the tolerance line is a template);
         # with no test named, the output and the kernel are all there is.
-        key=_with_fallback(kind, [test, where] if test else [where, kernel], evidence, line),
+        key=_with_fallback(
+            kind, [test_identity(test), where] if test else [where, kernel], evidence, line
+        ),
         summary="numeric mismatch"
         + (f" in {test}" if test else "")
         + (f" in output '{where}'" if where else "")
