@@ -73,8 +73,9 @@ def load(path: Path) -> list[Log]:
             raise ValueError(f"{path}: log {entry.get('id')}: unknown keys {sorted(unknown)}")
         if entry["kind"] not in KINDS:
             raise ValueError(f"{path}: log {entry['id']}: unknown kind {entry['kind']!r}")
-        if not entry["source"].startswith("https://github.com/"):
-            raise ValueError(f"{path}: log {entry['id']}: source is not a GitHub link")
+        # A public page that shows the log: an issue, a pull request, a forum thread.
+        if not entry["source"].startswith("https://"):
+            raise ValueError(f"{path}: log {entry['id']}: source is not a public https link")
         logs.append(
             Log(
                 id=entry["id"],
