@@ -1546,6 +1546,88 @@ ROUND_25: list[Case] = [
     ),
 ]
 
+ROUND_27: list[Case] = [
+    # A package's build script failing in its own Python code: the package does not install.
+    (
+        'Traceback (most recent call last):\n  File "/src/pkg/setup.py", line 88, in'
+        ' build_extension\n    cmake_args = ["-DLLVM_DIR=" + llvm_dir]\nTypeError: can only'
+        ' concatenate str (not "NoneType") to str',
+        "harness_error",
+        {},
+    ),
+    # The same script running a build whose compiler rejects a source: that source's error.
+    (
+        "/src/lib/Foo.cpp:12:3: error: use of undeclared identifier 'bar'\n"
+        '  File "/src/setup.py", line 120, in build_extension\n'
+        "subprocess.CalledProcessError: Command '['cmake', '--build', '.']' returned non-zero"
+        " exit status 1.",
+        "compile_error",
+        {},
+    ),
+    # Triton 1.x's and 2.0's code generator visiting the kernel's syntax tree.
+    (
+        '  File "/usr/lib/python3.8/site-packages/triton/code_gen.py", line 703, in'
+        " visit_Attribute\n    assert isinstance(lhs, triton.language.tensor)\nAssertionError",
+        "frontend",
+        {},
+    ),
+    (
+        '  File "/opt/triton/python/triton/compiler.py", line 291, in visit_For\n'
+        "    raise RuntimeError('Only `range` iterator currently supported')\n"
+        "RuntimeError: Only `range` iterator currently supported",
+        "frontend",
+        {},
+    ),
+    # The host's compiler does not know an option the build passes: its age.
+    ("g++: error: unrecognized command-line option '-std=c++20'", "toolchain", {}),
+    ("clang-14: error: unknown argument: '-fno-foo'", "toolchain", {}),
+    # The shell finds no build tool a build step runs (a pip build environment's cmake gone).
+    (
+        "/bin/bash: line 1: /tmp/pip-build-env-x/bin/cmake: No such file or directory\n"
+        "FAILED: build.ninja\nninja: error: rebuilding 'build.ninja': subcommand failed",
+        "toolchain",
+        {},
+    ),
+    # gdb's backtrace: an abort inside one of Triton 1.x's passes, and one outside any.
+    (
+        "#1  0x00007f in raise () from /lib/libc.so.6\n#2  0x00007f in abort () from"
+        " /lib/libc.so.6\n#4  0x00007f in triton::codegen::transform::coalesce::run("
+        "triton::ir::module&) () at lib/codegen/transform/coalesce.cc:80",
+        "pass_failure",
+        {},
+    ),
+    (
+        "#1  0x00007f in raise () from /lib/libc.so.6\n#2  0x00007f in abort () from"
+        " /lib/libc.so.6\n#3  0x00007f in main () at app.c:9",
+        "crash",
+        {"signal": "SIGABRT"},
+    ),
+    # MLIR quotes the IR line it rejects, the caret under the op.
+    (
+        "in.mlir:9:11: error: unexpected op in ptr sequence\n"
+        "    %7 = tt.atomic_cas acq_rel, gpu, %1, %2, %3 : (tensor<8x!tt.ptr<i32>>) -> i32\n"
+        "         ^",
+        "pass_failure",
+        {"op": "tt.atomic_cas"},
+    ),
+]
+
+
+def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() -> None:
+    # Round 27: PyTorch's benchmark runner names the model it runs; a failure with no
+    # identity of its own takes it.
+    def run(model: str) -> str:
+        text = f"xpu  eval  {model}\nERROR:common:backend='inductor' raised:\n"
+        return text + "RuntimeError: PassManager::run failed\n"
+
+    one, other = (
+        signature_of("", run("BertForMaskedLM"), None),
+        signature_of("", run("T5Small"), None),
+    )
+    assert one.kind == other.kind == "pass_failure"
+    assert one.key != other.key
+    assert signature_of("", run("BertForMaskedLM"), None).key == one.key
+
 
 # One check for every round's cases (docs/triage.md): the kind, and the facts named.
 @pytest.mark.parametrize(
@@ -1574,6 +1656,7 @@ ROUND_25: list[Case] = [
         *ROUND_23,
         *ROUND_24,
         *ROUND_25,
+        *ROUND_27,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

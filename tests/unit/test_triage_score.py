@@ -43,7 +43,9 @@ FLOORS = {
     # 35 until frozen-21's logs moved the centroids: one right guess (a TheRock hang) fell
     # under the floor. A guess is data; no rule changed.
     "frozen-19": {"logs": 41, "right": 34, "facts_kept": 1, "groups_split": 2, "collisions": 2},
-    "frozen-20": {"logs": 40, "right": 34, "facts_kept": 10, "groups_split": 2, "collisions": 0},
+    # Groups split 3, 2, then 3 again since PyTorch's benchmark runner's line names the
+    # model as the test: one of a pair of reports of an accuracy failure shows that line.
+    "frozen-20": {"logs": 40, "right": 34, "facts_kept": 10, "groups_split": 3, "collisions": 0},
     # 60 in round 21; round 22 made Triton's launcher rejected by the host compiler a compile
     # error (as frozen-20 and frozen-22 and both their labellings say), where this split
     # labels triton-cpu's C++ launcher codegen: a taxonomy decision, docs/triage.md.
@@ -56,6 +58,7 @@ FLOORS = {
     "frozen-24": {"logs": 55, "right": 53, "facts_kept": 9, "groups_split": 2, "collisions": 1},
     "frozen-25": {"logs": 39, "right": 37, "facts_kept": 5, "groups_split": 2, "collisions": 1},
     "frozen-26": {"logs": 15, "right": 14, "facts_kept": 5, "groups_split": 1, "collisions": 0},
+    "frozen-27": {"logs": 33, "right": 32, "facts_kept": 7, "groups_split": 1, "collisions": 0},
 }
 
 
@@ -113,6 +116,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-24",
         "frozen-25",
         "frozen-26",
+        "frozen-27",
     ]
 
 

@@ -36,6 +36,7 @@ _FRAME = re.compile(
 
 # Triton's frontend: the code generator and the language.
 FRONTEND_LAYER = "frontend"
+PACKAGE_BUILD_LAYER = "package_build"
 # (layer, path pattern, function pattern): the first layer whose pattern matches a frame.
 # Paths are matched with "/" separators.
 LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
@@ -54,6 +55,15 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     # imported (a half-installed package), whatever exception that raised.
     ("importer", re.compile(r"^<frozen importlib\._bootstrap(?:_external)?>$"), None),
     (FRONTEND_LAYER, re.compile(r"triton/(?:language/|compiler/code_generator\.py$)"), None),
+    # The code generator of Triton 1.x (triton/code_gen.py) and 2.0 (triton/compiler.py)
+    # visiting the kernel's syntax tree; the rest of those files is the JIT and the launcher.
+    (
+        FRONTEND_LAYER,
+        re.compile(r"triton/(?:code_gen|compiler)\.py$"),
+        re.compile(r"^(?:generic_)?visit(?:_\w+)?$"),
+    ),
+    # A package's own build script (its setup.py) failing in its Python code.
+    (PACKAGE_BUILD_LAYER, re.compile(r"(?:^|/)setup\.py$"), None),
     # Helion's frontend: it reads the kernel's Python and propagates its types before it
     # generates any Triton.
     (FRONTEND_LAYER, re.compile(r"helion/_compiler/type_propagation\.py$"), None),
@@ -88,7 +98,9 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
 )
 
 # The layers that are the compiler under test.
-TRITON_LAYERS = tuple(sorted({layer for layer, _, _ in LAYERS} - {"import", "importer"}))
+TRITON_LAYERS = tuple(
+    sorted({layer for layer, _, _ in LAYERS} - {"import", "importer", PACKAGE_BUILD_LAYER})
+)
 
 # Process-level events a log shows outside any traceback: (layer, form).
 EVENTS: Tuple[Tuple[str, Pattern[str]], ...] = (
@@ -486,6 +498,16 @@ TABLE: Tuple[Row, ...] = (
         words=_PACKAGE_BUILD,
         scope="log",
         why="pip could not build a package of the environment (it does not install)",
+    ),
+    Row(
+        "harness_error",
+        layer=PACKAGE_BUILD_LAYER,
+        # A Python error of the script's own (a path it was not given, left None); a tool it
+        # runs failing (CalledProcessError: the compiler's diagnostics) is decided by those.
+        exception=re.compile(
+            r"TypeError|ValueError|KeyError|AttributeError|NameError|IndexError|UnboundLocalError"
+        ),
+        why="a package's build script failed in its own code: the package does not install",
     ),
     Row(
         "harness_error",

@@ -118,6 +118,16 @@ _MISSING_TOOL = (
     (re.compile(r"(?P<tool>ROCm linker \S+) not found"), "{tool}"),
     # A linker older than the release's code objects (Debian's lld 14 and Triton 3.3's COv5).
     (re.compile(r"(?P<tool>ld\.lld): error: unknown abi version"), "{tool} (too old)"),
+    # The host's C or C++ compiler does not know an option a build passes it (a language
+    # standard newer than the compiler): the compiler's age, not the source.
+    (
+        re.compile(
+            r"\b(?P<tool>c\+\+|g\+\+|gcc|cc|clang\+\+|clang|icpx|icx)(?:-\d+)?: error:"
+            r" (?:unrecognized (?:command[- ]line )?option|unknown argument|invalid value)"
+            r"[^\n]*?(?P<option>-[\w=+.-]+)"
+        ),
+        "{tool} (too old for {option})",
+    ),
     # An SDK older than the release needs, in the release's own words ("Triton requires
     # CUDA 11.4+").
     (
@@ -142,11 +152,12 @@ _MISSING_TOOL = (
         "a host C compiler that builds the launcher ({tool})",
     ),
     (re.compile(r"(?P<tool>bishengir-compile)\b.*(?:not found|No such file)"), "{tool}"),
-    # The shell found no such program: a compiler or linker a build step calls.
+    # The shell found no such program: a compiler, linker or build tool a build step calls.
     (
         re.compile(
             r"(?:^|\n)\s*(?:/bin/)?(?:ba)?sh: (?:\d+: |line \d+: )?(?P<tool>\S*?"
-            r"(?:clang\+\+|clang|gcc|g\+\+|cc|c\+\+|nvcc|hipcc|icpx|ptxas|ld\.lld|llc|ocloc))"
+            r"(?:clang\+\+|clang|gcc|g\+\+|cc|c\+\+|nvcc|hipcc|icpx|ptxas|ld\.lld|llc|ocloc"
+            r"|cmake|ninja|make))"
             r"(?:: not found|: command not found|: No such file or directory)"
         ),
         "{tool}",
@@ -543,6 +554,9 @@ FRONTEND_FORMS = (
     re.compile(r"Unimplemented primitive in \w+ (?:\w+ )?lowering"),
 )
 
+# Triton 1.x's compiler passes, as a native stack names them
+# ("triton::codegen::analysis::align::populate_is_constant").
+TRITON_1_PASS = r"\btriton::codegen::(?:analysis|transform)::\w+"
 PASS_FAILURE_FORMS = (
     re.compile(r"PassManager::run failed"),
     re.compile(r"Pipeline failed\s+while executing"),
@@ -569,6 +583,8 @@ PASS_FAILURE_FORMS = (
         r"IndexError: (?:map|unordered_map|vector)::(?:at|_M_range_check)|std::out_of_range"
     ),
     re.compile(r"[`'][\w-]+[`'] pass\b"),
+    # A native stack through one of Triton 1.x's passes (its analyses and transforms).
+    re.compile(TRITON_1_PASS),
 )
 
 TIMEOUT_FORMS = (
@@ -612,8 +628,10 @@ CRASH_FORMS = (
     re.compile(r"ERROR: (?P<sanitizer>\w+Sanitizer: [\w-]+)"),
     # A C++ CHECK of glog or absl failed: the process aborts after its stack trace.
     re.compile(r"(?P<check>\*\*\* Check failure stack trace: \*\*\*)"),
-    # A native backtrace (LLVM's, a symbolizer's) through the C library's abort.
+    # A native backtrace (LLVM's, a symbolizer's) through the C library's abort, or gdb's
+    # ("#2  0x00007ffff7676433 in abort () from libc.so.6").
     re.compile(r"^\s*\d+\s+libc\.so\.\d+\s+0x[0-9a-f]+ (?P<fatal>abort) \+ \d+", re.M),
+    re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?:__GI_)?(?P<fatal>abort) \(", re.M),
     # pytest-xdist lost the worker process that ran the test (it died under the test).
     re.compile(r"(?P<lost>worker '[^']+' crashed) while running"),
     # The device faulted in a kernel (a hardware trap, an illegal address).
@@ -682,7 +700,7 @@ _PASS_NAMED = re.compile(
     r"PassManager::run failed|Pipeline failed\s+while executing|MLIR pass pipeline"
     r"|failed to legalize|'[a-z_]+\.[\w.]+' op\b|(?:^\s*|:\d+:\d+:\s*)error: "
     r"|[`'][\w-]+[`'] pass\b|\w+Pass::\w+|::runOnOperation\b|^\s*[\w.-]+-opt: "
-    r"|\bmake_(?:tt\w*ir|llir)\b|The failing pass is:",
+    r"|\bmake_(?:tt\w*ir|llir)\b|The failing pass is:|" + TRITON_1_PASS,
     re.M,
 )
 

@@ -422,6 +422,12 @@ _OP_IN_MESSAGE = re.compile(
     r"|(?:\berror: |^)(?P<op3>[a-z_]+\.[a-z_]\w*) (?=[a-z])"
 )
 _CURRENT_OP = re.compile(r"see current operation:[^\n]*?\"?(?P<op>\b[a-z_]+\.[a-z_][\w.]*)\"?\(")
+# The IR line MLIR quotes under a diagnostic on a file it read (an -opt tool's input), with
+# its caret under the op: "%64 = tt.atomic_rmw fadd, ..." then "^".
+_QUOTED_OP = re.compile(
+    r":\d+:\d+: error: [^\n]*\n[ \t]*(?:%[\w#:]+(?:, ?%[\w#:]+)* = )?\"?"
+    r"(?P<op>[a-z_]+\.[a-z_][\w.]*)\"?[ (<][^\n]*\n[ \t]*\^"
+)
 # glibc's assertion ("file.cpp:36: f(): Assertion `cond' failed.") and MSVC's
 # ("Assertion failed: cond, file C:\\x\\file.cpp, line 40").
 _ASSERTION = re.compile(
@@ -548,6 +554,7 @@ def parse_mlir(evidence: Evidence) -> MlirFailure:
         _OP_IN_MESSAGE.search(diagnostic)
         or _CURRENT_OP.search(text)
         or (None if diagnostic else _OP_IN_MESSAGE.search(text))
+        or _QUOTED_OP.search(text)
     )
     op_groups = op_match.groupdict() if op_match else {}
     op = op_groups.get("op") or op_groups.get("op2") or op_groups.get("op3") or ""
@@ -608,11 +615,13 @@ def _pass_failure(kind: str, evidence: Evidence) -> Signature:
     wrapper = f"wrapped:{resource.resource}" if resource is not None else ""
     # Kernels and locations are details (a report of the same bug may lack them), except
     # in a catch-all: a failure that reports no diagnostic and no abort has no identity
-    # of its own, and the kernel is all that tells two of them apart.
+    # of its own, and the kernel is all that tells two of them apart; with no kernel and
+    # no pass named, the test that met it.
     catch_all = not (mlir.diagnostic or mlir.abort)
-    key = _with_fallback(
-        kind, [what, mlir.keyed_pass, mlir.op, kernel if catch_all else "", wrapper], evidence
-    )
+    identity = ""
+    if catch_all:
+        identity = kernel or ("" if mlir.keyed_pass else test_identity(test_of(evidence)))
+    key = _with_fallback(kind, [what, mlir.keyed_pass, mlir.op, identity, wrapper], evidence)
     where = f" in {stage}" if stage else ""
     summary = f"MLIR pass failure{where}: {_mlir_summary(mlir)}"
     details = _mlir_details(mlir)
@@ -1098,6 +1107,8 @@ _TEST_IDS = (
     re.compile(r"^_{3,} (?P<id>[A-Z]\w*\.test\w*|test\w*(?:\[[^\]\s]*\])?) _{3,}", re.M),
     # unittest's header of a failed test: "FAIL: test_x (module.Class.test_x)".
     re.compile(r"^(?:FAIL|ERROR): (?P<id>test\w* \([\w.]+\))", re.M),
+    # PyTorch's benchmark runner (benchmarks/dynamo): "xpu  eval  AllenaiLongformerBase".
+    re.compile(r"^(?:cuda|xpu|cpu|hip|npu|mps)\s+(?:eval|train)\s+(?P<id>[A-Za-z]\w+)", re.M),
     # A bare test function after FAILED (a runner's or a person's summary, a count before it).
     re.compile(r"^\s*(?:\d+\s+)?FAILED\s+(?P<id>test_\w+(?:\[[^\]\s]*\])?)", re.M),
 )
