@@ -40,6 +40,7 @@ RELABELLED = {
     # The loader's commit after the one that added frozen-27: it reads a forum link as a
     # source; no rule changed between the two.
     27: "5ddee41",
+    28: "93dd079",
 }
 
 

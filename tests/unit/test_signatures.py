@@ -1612,6 +1612,45 @@ ROUND_27: list[Case] = [
     ),
 ]
 
+ROUND_28: list[Case] = [
+    # A tool the compile runs is there but cannot be run: the node's toolchain.
+    (
+        "PermissionError: [Errno 13] Permission denied:"
+        " '/venv/lib/python3.11/site-packages/triton/backends/nvidia/bin/ptxas'",
+        "toolchain",
+        {},
+    ),
+    # LLVM's target rejects the target it was asked to emit for.
+    (
+        "LLVM ERROR: PTX version 7.8 does not support target 'sm_90a'. Minimum\n"
+        "required PTX version is 8.0.",
+        "codegen",
+        {"tool": "llvm"},
+    ),
+    # Inductor's words for a compile worker that died.
+    (
+        "RuntimeError: A compilation subprocess exited unexpectedly. This is likely due to a"
+        " crash. To facilitate debugging, you can re-run with TORCHINDUCTOR_COMPILE_THREADS=1",
+        "crash",
+        {},
+    ),
+    # A C++ exception thrown in Triton 1.x's lowering (std::map::at), as a profiler's stack.
+    (
+        "std::__throw_out_of_range(char const*) (@std::__throw_out_of_range(char const*):17)\n"
+        "triton::codegen::generator::init_idx(triton::ir::value*) (lib/codegen/selection/"
+        "generator.cc:2781)",
+        "pass_failure",
+        {},
+    ),
+    # Clang on Windows: the MSVC linker cannot open a library the launcher links.
+    (
+        "C:\\Temp\\tmpab\\main.c:8: warning: x\nclang: error: linker command failed with exit"
+        " code 1181 (use -v to see invocation)",
+        "toolchain",
+        {},
+    ),
+]
+
 
 def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() -> None:
     # Round 27: PyTorch's benchmark runner names the model it runs; a failure with no
@@ -1657,6 +1696,7 @@ def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() ->
         *ROUND_24,
         *ROUND_25,
         *ROUND_27,
+        *ROUND_28,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

@@ -196,11 +196,22 @@ _MISSING_TOOL = (
         ),
         "the host's libraries ({tool}{file})",
     ),
+    # Clang on Windows reports only the MSVC linker's exit code: LNK1104 and LNK1181 are
+    # "cannot open (input) file", a library the link needs.
+    (
+        re.compile(r"linker command failed with exit code (?P<code>1104|1181)\b"),
+        "the host's libraries (LNK{code})",
+    ),
     (
         re.compile(
             r"No such file or directory: '(?P<tool>[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*)'"
         ),
         "{tool}",
+    ),
+    # The tool is there but cannot be run (a wheel's bundled ptxas without its execute bit).
+    (
+        re.compile(r"Permission denied: '(?P<tool>[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*)'"),
+        "{tool} (not executable)",
     ),
     # The host C compiler rejects the launcher source Triton generates for its dialect or
     # age: an old GCC's C89 default, MSVC (its error codes). Other rejections of the
@@ -446,6 +457,9 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("llvm", re.compile(r"LLVM ERROR: (?P<message>Cannot select:[^\n]*)")),
     # LLVM's verifier rejects the LLVM IR handed to code generation.
     ("llvm", re.compile(r"LLVM ERROR: (?P<message>Broken (?:function|module) found[^\n]*)")),
+    # LLVM's target rejects the target it was asked to emit for (a PTX version older than
+    # the GPU's architecture needs).
+    ("llvm", re.compile(r"LLVM ERROR: (?P<message>[^\n]*?\bdoes not support target\b[^\n.]*)")),
     # A backend's binary stage left no binary where the backend reads it ("MUSA backend
     # expected mubin at /tmp/x.mubin, but it was not found").
     (
@@ -580,7 +594,8 @@ PASS_FAILURE_FORMS = (
     re.compile(r"LLVM Translation failed for operation"),
     # A C++ exception of the compiler, translated by its Python bindings.
     re.compile(
-        r"IndexError: (?:map|unordered_map|vector)::(?:at|_M_range_check)|std::out_of_range"
+        r"IndexError: (?:map|unordered_map|vector)::(?:at|_M_range_check)"
+        r"|std::(?:__throw_)?out_of_range"
     ),
     re.compile(r"[`'][\w-]+[`'] pass\b"),
     # A native stack through one of Triton 1.x's passes (its analyses and transforms).
@@ -632,6 +647,8 @@ CRASH_FORMS = (
     # ("#2  0x00007ffff7676433 in abort () from libc.so.6").
     re.compile(r"^\s*\d+\s+libc\.so\.\d+\s+0x[0-9a-f]+ (?P<fatal>abort) \+ \d+", re.M),
     re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+ in )?(?:__GI_)?(?P<fatal>abort) \(", re.M),
+    # Inductor's compile workers: one died under a compile (its own words for the crash).
+    re.compile(r"(?P<lost>compilation subprocess exited unexpectedly)"),
     # pytest-xdist lost the worker process that ran the test (it died under the test).
     re.compile(r"(?P<lost>worker '[^']+' crashed) while running"),
     # The device faulted in a kernel (a hardware trap, an illegal address).
