@@ -1651,6 +1651,53 @@ ROUND_28: list[Case] = [
     ),
 ]
 
+ROUND_29: list[Case] = [
+    # PyTorch's helper finding none of an API's names across releases: versions disagree.
+    (
+        '  File "/x/torch/_inductor/runtime/triton_heuristics.py", line 369, in'
+        ' _precompile_config\n    cluster_dims = get_first_attr(binary, "cluster_dims",'
+        ' "clusterDims")\n  File "/x/torch/_dynamo/utils.py", line 2428, in get_first_attr\n'
+        '    raise AssertionError(f"{obj} does not has any of the attributes: {attrs}")',
+        "harness_error",
+        {},
+    ),
+    # Inductor's autotuning with no choice that compiled, under Ray's task tag.
+    (
+        "(task, pid=3369) [rank7]: torch._inductor.exc.LoweringException: NoValidChoicesError:"
+        " No choices to select, please consider adding ATEN into max_autotune_gemm_backends",
+        "compile_error",
+        {},
+    ),
+    # Ray's task tag before a traceback: its frames are read (Triton's language: frontend).
+    (
+        '(task, pid=9) [rank1]:   File "/v/lib/python3.11/site-packages/triton/language/'
+        'core.py", line 40, in wrapper\n(task, pid=9) [rank1]: ValueError: unsupported shape',
+        "frontend",
+        {},
+    ),
+    # ROCm's runtime reporting a hardware exception of the GPU.
+    ("HW Exception by GPU node-1 (Agent handle: 0x5a2b3c0) reason :GPU Hang", "crash", {}),
+    # A serving scheduler's own watchdog: its work did not finish.
+    (
+        "[TP3] Scheduler watchdog timeout (self.watchdog_timeout=600, self.soft=False)",
+        "timeout",
+        {},
+    ),
+    # A test printing the kernel's output beside the reference's, the kernel's not finite.
+    (
+        "out_ref: tensor([[ 1.5000, -2.0000],\n        [ 0.2500,  3.0000]])\n"
+        "out_triton: tensor([[nan, -inf],\n        [0.2500, inf]])",
+        "numeric_mismatch",
+        {},
+    ),
+    # triton-ascend names the pass that failed in brackets.
+    (
+        "[ConvertTritonIRToLinalgIR] encounters error:\nPassManager::run failed",
+        "pass_failure",
+        {"pass": "ConvertTritonIRToLinalgIR"},
+    ),
+]
+
 
 def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() -> None:
     # Round 27: PyTorch's benchmark runner names the model it runs; a failure with no
@@ -1697,6 +1744,7 @@ def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() ->
         *ROUND_25,
         *ROUND_27,
         *ROUND_28,
+        *ROUND_29,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

@@ -323,6 +323,8 @@ _DEVICE_REPORT = re.compile(
     # ROCm's runtime: the GPU faulted on an address (a page not present, a write to a
     # read-only page); the amdgpu kernel driver's own report of it.
     r"|Memory access fault by GPU node|amdgpu:? \[\w+\] page fault|GCVM_L2_PROTECTION_FAULT"
+    # ... or a hardware exception it raised for the GPU (a hang the GPU was reset for).
+    r"|HW Exception by GPU node"
     # NVIDIA's compute-sanitizer (memcheck) caught the kernel's access.
     r"|^=+ +Invalid __(?:shared|global|local)__ (?:read|write)\b",
     re.I,
@@ -428,7 +430,12 @@ _COLLECTION = re.compile(
 _BINDING_MISMATCH = re.compile(r"incompatible function arguments\. The following argument types")
 # The caller names an API the installed package lacks ("module 'triton' has no attribute
 # 'code_gen'"): outside the compiler, the two are of different versions.
-_API_MISSING = re.compile(r"(?:module|type object) '[\w.]+' has no attribute '\w+'")
+_API_MISSING = re.compile(
+    r"(?:module|type object) '[\w.]+' has no attribute '\w+'"
+    # PyTorch's helper that tries one API's names across releases ("cluster_dims",
+    # "clusterDims") and finds none.
+    r"|does not ha(?:s|ve) any of the attributes"
+)
 # A kernel needs memory at launch (a TMA descriptor, scratch) that Triton asks of the
 # allocator the program sets; none was set (a program written for an older Triton).
 _NO_ALLOCATOR = re.compile(r"no allocator was set\b|Use triton\.set_allocator\b")

@@ -70,9 +70,9 @@ _PREFIXES = (
     ),
     # A syslog or journald line: "Dec 09 13:35:40 host unit[123]: ".
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.@-]+(?:\[\d+\])?:\s"),
-    re.compile(
-        r"\(\w[\w-]*(?: \w+=\S+?)*\s+pid=\d+\)\s*"
-    ),  # (Worker_TP1 pid=N), (VllmWorker rank=1 pid=N)
+    # Ray's and vLLM's process tags: (Worker_TP1 pid=N), (VllmWorker rank=1 pid=N),
+    # (task, pid=N), (RayWorker pid=N, ip=10.0.0.2).
+    re.compile(r"\((?:\w[\w-]*,?\s+)?(?:\w+=\S+?,?\s+)*pid=\d+(?:,\s*ip=[\d.]+)?\)\s*"),
     re.compile(r"\[rank\d+\]:\s*"),  # torch.distributed
     re.compile(r"(?:ERROR|WARNING|INFO|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]+\]\s?"),  # vLLM
     re.compile(r"[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]\s?(?:\[[\d/]+\]\s)?"),  # glog
@@ -614,6 +614,9 @@ TIMEOUT_FORMS = (
     re.compile(r"did not finish within (?P<seconds>[\d.]+) s and was killed"),
     re.compile(r"\bHANG \((?P<seconds>[\d.]+) ?s timeout\)"),
     re.compile(r"Watchdog caught collective operation timeout"),
+    # A service's own watchdog (a serving scheduler's) fired: its work did not finish in
+    # time. A collective's watchdog is the network's, decided before (structure.EVENTS).
+    re.compile(r"\bwatchdog timeout\b", re.I),
     # A test runner's or CI's report of tests that never finished.
     re.compile(r"\btests? (?:are|is|were|was) hanging\b|\bhanging tests?\b", re.I),
 )
@@ -687,6 +690,15 @@ NUMERIC_FORMS = (
     re.compile(
         r"\b(?:max|maximum|mean)[ _](?:abs(?:olute)?[ _])?(?:diff|difference|err|error)\b"
         r"\s*[:=]?\s*[-+]?(?:\d|nan|inf)",
+        re.IGNORECASE,
+    ),
+    # A test printing the kernel's output beside the reference's ("y_torch: tensor(...)",
+    # "y_triton: tensor(...)"), the kernel's holding infinities or NaNs.
+    re.compile(
+        r"\b\w*(?:torch|ref|reference|expected)\w*\s*[:=]\s*tensor\([\s\S]{0,2000}?"
+        r"\b\w*triton\w*\s*[:=]\s*tensor\([^)]*?(?<![\w.])-?(?:inf|nan)\b"
+        r"|\b\w*triton\w*\s*[:=]\s*tensor\([^)]*?(?<![\w.])-?(?:inf|nan)\b[\s\S]{0,2000}?"
+        r"\b\w*(?:torch|ref|reference|expected)\w*\s*[:=]\s*tensor\(",
         re.IGNORECASE,
     ),
 )
@@ -764,6 +776,8 @@ _COMPILE_FAILED = re.compile(
     r"Triton compilation failed: \w+|BackendCompilerFailed: backend='\w+' raised"
     # A compiler that generates Triton (Helion) failing in its Triton code generation.
     r"|\bcompiler triton codegen error\b"
+    # Inductor's autotuning left with no choice that compiled, not saying why.
+    r"|\bNoValidChoicesError\b"
 )
 
 # An exception raised inside Triton's compile path, in none of the forms above.

@@ -400,7 +400,13 @@ _PIPELINE_FAILED = re.compile(
     r"Pipeline failed\s+while\s+executing\s+\[?`?(?P<pass>[\w.-]+)`?"
     r"(?:\s+on\s+'(?P<anchor>[^']+)'\s+operation)?"
 )
-_PASS_PHRASE = re.compile(r"[`'](?P<pass>[\w-]+)[`'] pass\b")
+_PASS_PHRASE = re.compile(
+    r"[`'](?P<pass>[\w-]+)[`'] pass\b"
+    # triton-ascend's report of the pass that failed: "[ConvertTritonIRToLinalgIR] encounters
+    # error:".
+    r"|^\s*\[(?P<bracketed>[A-Z]\w+)\] encounters error\b",
+    re.M,
+)
 _DIAGNOSTIC = re.compile(
     r"^\s*(?:loc\(\"(?P<qfile>[^\"]+)\":(?P<qline>\d+):(?P<qcol>\d+)\)"
     r"|(?P<file>[^\s:\"]+):(?P<line>\d+):(?P<col>\d+))?:?\s*error:\s*(?P<message>.+?)\s*$",
@@ -541,7 +547,7 @@ def parse_mlir(evidence: Evidence) -> MlirFailure:
     if pipeline:
         pass_name, source, anchor = pipeline["pass"], "diagnostic", pipeline["anchor"] or ""
     elif phrase:
-        pass_name, source = phrase["pass"], "pass phrase"
+        pass_name, source = phrase["pass"] or phrase["bracketed"], "pass phrase"
     elif reproduced:
         pass_name, source = reproduced, "reproducer"
     elif arguments and _pass_from_arguments(arguments["args"]):
