@@ -436,7 +436,9 @@ def test_failure_kind_and_signature_agree_on_the_wrapped_uni_sram() -> None:
 
 
 def test_unclassified_says_what_structure_it_found_and_lacked() -> None:
-    bare = signature_of("", "the node printed something odd", None)
+    # The rules alone: whether the shipped centroids would guess these moves with the data.
+    rules_alone = resemblance.Centroids({}, {})
+    bare = signature_of("", "the node printed something odd", None, rules_alone)
     assert bare.kind == "unclassified"
     assert bare.detail("structure") == (
         "no exception line; no traceback frames; no known raising layer; no compile stage"
@@ -445,7 +447,9 @@ def test_unclassified_says_what_structure_it_found_and_lacked() -> None:
         "",
         '  File "/x/site-packages/mylib/ops.py", line 3, in go\nKeyError: 3\n',
         None,
+        rules_alone,
     )
+    assert framed.kind == "unclassified"
     assert "exception KeyError (from its exception line)" in (framed.detail("structure") or "")
     assert "1 traceback frames" in framed.summary
 
@@ -1698,6 +1702,33 @@ ROUND_29: list[Case] = [
     ),
 ]
 
+ROUND_30: list[Case] = [
+    # A Windows crash report's access violation, in the HIP runtime's launch.
+    (
+        "Exception Code: 0xC0000005\n0x00007FFC7656C8EE, C:\\WINDOWS\\SYSTEM32\\amdhip64.dll"
+        "(0x00007FFC76160000) + 0x40C8EE byte(s), hipModuleLaunchKernel() + 0x1068 byte(s)",
+        "crash",
+        {},
+    ),
+    # ComfyUI's error report: the exception's type and message on two lines.
+    (
+        "## Error Details\n- **Node Type:** TorchCompileModel\n- **Exception Type:** ImportError\n"
+        "- **Exception Message:** cannot import name 'AttrsDescriptor' from"
+        " 'triton.compiler.compiler' (C:\\py\\triton\\compiler\\compiler.py)",
+        "harness_error",
+        {},
+    ),
+    # A caller setting an attribute Triton's JIT guards: the caller and Triton disagree.
+    (
+        '  File "C:\\py\\Lib\\site-packages\\xformers\\triton\\vararg_kernel.py", line 244,'
+        " in unroll_varargs\n    jitted_fn.src = new_src\n"
+        '  File "C:\\py\\Lib\\site-packages\\triton\\runtime\\jit.py", line 718, in __setattr__\n'
+        "!!! Exception during processing !!! AttributeError: Cannot set attribute 'src' directly.",
+        "harness_error",
+        {},
+    ),
+]
+
 
 def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() -> None:
     # Round 27: PyTorch's benchmark runner names the model it runs; a failure with no
@@ -1745,6 +1776,7 @@ def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() ->
         *ROUND_27,
         *ROUND_28,
         *ROUND_29,
+        *ROUND_30,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

@@ -61,6 +61,7 @@ FLOORS = {
     "frozen-27": {"logs": 33, "right": 32, "facts_kept": 7, "groups_split": 1, "collisions": 0},
     "frozen-28": {"logs": 24, "right": 24, "facts_kept": 4, "groups_split": 2, "collisions": 1},
     "frozen-29": {"logs": 18, "right": 18, "facts_kept": 4, "groups_split": 1, "collisions": 0},
+    "frozen-30": {"logs": 22, "right": 18, "facts_kept": 5, "groups_split": 2, "collisions": 1},
 }
 
 
@@ -121,6 +122,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-27",
         "frozen-28",
         "frozen-29",
+        "frozen-30",
     ]
 
 

@@ -37,6 +37,7 @@ _FRAME = re.compile(
 # Triton's frontend: the code generator and the language.
 FRONTEND_LAYER = "frontend"
 PACKAGE_BUILD_LAYER = "package_build"
+CALLER_API_LAYER = "caller_api"
 # (layer, path pattern, function pattern): the first layer whose pattern matches a frame.
 # Paths are matched with "/" separators.
 LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
@@ -86,6 +87,9 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
     (FRONTEND_LAYER, re.compile(r"^<string>$"), re.compile(r"^dynamic_func$")),
     (FRONTEND_LAYER, re.compile(r"triton/_utils\.py$"), re.compile(r"^canonicalize_\w+$")),
     ("launcher", re.compile(r"triton/runtime/jit\.py$"), re.compile(r"^(?:run|<lambda>)$")),
+    # A caller setting an attribute of a kernel object: the JIT's guard, not its reading of
+    # the kernel.
+    (CALLER_API_LAYER, re.compile(r"triton/runtime/jit\.py$"), re.compile(r"^__setattr__$")),
     # The rest of the JIT reads the kernel's source and binds its arguments.
     (FRONTEND_LAYER, re.compile(r"triton/runtime/jit\.py$"), None),
     (
@@ -99,7 +103,10 @@ LAYERS: Tuple[Tuple[str, Pattern[str], Optional[Pattern[str]]], ...] = (
 
 # The layers that are the compiler under test.
 TRITON_LAYERS = tuple(
-    sorted({layer for layer, _, _ in LAYERS} - {"import", "importer", PACKAGE_BUILD_LAYER})
+    sorted(
+        {layer for layer, _, _ in LAYERS}
+        - {"import", "importer", PACKAGE_BUILD_LAYER, CALLER_API_LAYER}
+    )
 )
 
 # Process-level events a log shows outside any traceback: (layer, form).
@@ -435,6 +442,11 @@ _API_MISSING = re.compile(
     # PyTorch's helper that tries one API's names across releases ("cluster_dims",
     # "clusterDims") and finds none.
     r"|does not ha(?:s|ve) any of the attributes"
+    # A name the caller imports that the installed package no longer has.
+    r"|cannot import name '\w+' from '[\w.]+'"
+    # Triton's JIT refusing an attribute a caller sets on a kernel (xformers' `fn.src = ...`
+    # against a Triton that guards it).
+    r"|Cannot set attribute '\w+' directly"
 )
 # A kernel needs memory at launch (a TMA descriptor, scratch) that Triton asks of the
 # allocator the program sets; none was set (a program written for an older Triton).

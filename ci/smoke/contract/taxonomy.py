@@ -83,6 +83,7 @@ _PREFIXES = (
     re.compile(r">+\s*"),  # a log quoted in an issue or e-mail
     re.compile(r"-?\s*\*\*[\w ]+:\*\*\s*"),  # "- **Exception Message:** ..." (report templates)
     re.compile(r"\*\*(?=\w)"),  # a report's Markdown bold around a pasted line ("**Exception: ")
+    re.compile(r"!!! Exception during processing !!!\s*"),  # ComfyUI's log of a failed node
 )
 
 
@@ -641,6 +642,8 @@ CRASH_FORMS = (
     # violation).
     re.compile(r"(?P<windows>Windows fatal exception: [^\n]+)"),
     re.compile(r"SEH exception with code (?P<windows>0x[0-9a-fA-F]{8})"),
+    # A Windows crash report's NTSTATUS ("Exception Code: 0xC0000005": an access violation).
+    re.compile(r"Exception Code: (?P<windows>0x[Cc]0{3}[0-9a-fA-F]{4})\b"),
     # A sanitizer's report (AddressSanitizer's heap-use-after-free, ...): memory corrupted
     # outside any named pass (inside one it is the pass's failure: structure.TABLE).
     re.compile(r"ERROR: (?P<sanitizer>\w+Sanitizer: [\w-]+)"),
