@@ -205,7 +205,8 @@ _TEMP = re.compile(r"\btmp[\w-]{5,}")
 _HEX_SUFFIX = re.compile(r"(?<=[\w])[-_.](?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b")
 _LONG_HEX = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}\b")
 # A base64 cache or temporary name ("bqVQ8Qyv6VxjF26uwYSgIU3aPYssG68esGVDjNtRZ2I"): a word
-# with a long run of letters of both cases and digits that change class at most characters.
+# with a run of 16 or more of lower case, upper case and digits, mixed so that the class
+# changes every two characters or sooner.
 # A test's parameters ("1-128-True-tf32"), an identifier ("test_Linear_cuda_tf32") or a
 # mangled C++ name keep their words: they name what failed.
 _WORD = re.compile(r"[\w-]{16,}")
