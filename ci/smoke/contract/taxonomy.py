@@ -115,6 +115,8 @@ _SPACE_RUN = re.compile(r"(?<=\S) {2,}(?=\S)")
 
 # A piece of the node's toolchain that a stage needs and cannot find: a linker or an SDK.
 # Each pattern comes with how the missing piece is named ({tool}: the pattern's group).
+# The path of a binary tool a backend runs, as an OS error quotes it.
+_BACKEND_TOOL = r"[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*"
 _MISSING_TOOL = (
     (re.compile(r"(?P<tool>ROCm linker \S+) not found"), "{tool}"),
     # A linker older than the release's code objects (Debian's lld 14 and Triton 3.3's COv5).
@@ -203,17 +205,10 @@ _MISSING_TOOL = (
         re.compile(r"linker command failed with exit code (?P<code>1104|1181)\b"),
         "the host's libraries (LNK{code})",
     ),
-    (
-        re.compile(
-            r"No such file or directory: '(?P<tool>[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*)'"
-        ),
-        "{tool}",
-    ),
-    # The tool is there but cannot be run (a wheel's bundled ptxas without its execute bit).
-    (
-        re.compile(r"Permission denied: '(?P<tool>[^']*(?:ptxas|ld\.lld|llc|nvlink)[^']*)'"),
-        "{tool} (not executable)",
-    ),
+    # A binary tool a backend runs (bundled with a wheel or taken from an SDK) is missing, or
+    # is there but cannot be run (a wheel's bundled ptxas without its execute bit).
+    (re.compile(rf"No such file or directory: '(?P<tool>{_BACKEND_TOOL})'"), "{tool}"),
+    (re.compile(rf"Permission denied: '(?P<tool>{_BACKEND_TOOL})'"), "{tool} (not executable)"),
     # The host C compiler rejects the launcher source Triton generates for its dialect or
     # age: an old GCC's C89 default, MSVC (its error codes). Other rejections of the
     # launcher are the launcher's own (source_rejected).
