@@ -210,3 +210,16 @@ def test_the_readme_quotes_the_scores_as_they_are(scores: dict[str, triage_score
     assert len(quoted) == 2
     assert quoted[1].split("\n\n")[0].strip().splitlines() == table
     assert f"{frozen.right} of {frozen.logs} ({frozen.accuracy:.0%})" in readme
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/triage.md"])
+def test_the_pages_that_quote_the_scores_say_each_thing_once(page: str) -> None:
+    """Figures are pasted into these pages each round: a paste that adds a second copy of a
+    section instead of replacing the first shows here (docs/triage.md once held five)."""
+    from collections import Counter
+    from pathlib import Path
+
+    text = (Path(triage_score.__file__).parents[1] / page).read_text(encoding="utf-8")
+    # Long lines only: short ones ("| --- |", a blank quote line) repeat by nature.
+    repeated = Counter(line for line in text.splitlines() if len(line.strip()) > 60)
+    assert [line for line, n in repeated.items() if n > 1] == []

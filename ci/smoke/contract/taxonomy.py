@@ -14,7 +14,10 @@ this module is part of the lane package.
 
 from __future__ import annotations
 
+import html
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from ci.smoke.contract import structure
@@ -60,51 +63,146 @@ NOT_THE_COMPILER = (HARNESS_ERROR, TOOLCHAIN, INFRASTRUCTURE)
 # --------------------------------------------------------------------------------------
 # Log prefixes, cut from the start of every line before anything is looked for. Each is
 # tried repeatedly, since loggers nest (a GitHub Actions timestamp before a glog header).
+# A prefix takes the one space after it: the spaces after that are the line's indentation.
 _PREFIXES = (
-    re.compile(r"(?:\x1b|\^\[)\[[0-9;]*m"),  # ANSI colour, raw or as printed by a browser
+    # A CI service's annotation of a line ("##[error]" of GitHub Actions and Azure Pipelines).
+    re.compile(r"##\[[a-z]+\]"),
     # An ISO-8601 timestamp (any fraction, "Z" or a UTC offset), and the stream and tag a
     # container runtime's log (CRI, Kubernetes) puts after it: "...+01:00 stderr F ".
     re.compile(
-        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+"
-        r"(?:(?:stdout|stderr)\s+[FP]\s+)?"
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"
+        r"(?:(?:stdout|stderr) [FP] )?"
     ),
+    # A date and time in brackets (Jenkins' timestamper, many loggers), cut from a log of one
+    # line too.
+    re.compile(r"\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] ?"),
     # A syslog or journald line: "Dec 09 13:35:40 host unit[123]: ".
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w.@-]+(?:\[\d+\])?:\s"),
     # Ray's and vLLM's process tags: (Worker_TP1 pid=N), (VllmWorker rank=1 pid=N),
     # (task, pid=N), (RayWorker pid=N, ip=10.0.0.2).
-    re.compile(r"\((?:\w[\w-]*,?\s+)?(?:\w+=\S+?,?\s+)*pid=\d+(?:,\s*ip=[\d.]+)?\)\s*"),
-    re.compile(r"\[rank\d+\]:\s*"),  # torch.distributed
-    re.compile(r"(?:ERROR|WARNING|INFO|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[[^\]]+\]\s?"),  # vLLM
+    re.compile(r"\((?:\w[\w-]*,?\s+)?(?:\w+=\S+?,?\s+)*pid=\d+(?:,\s*ip=[\d.]+)?\) ?"),
+    re.compile(r"\[rank\d+\]: ?"),  # torch.distributed
+    # vLLM's logger: "[file.py:12]", and before 0.6 "file.py:12]".
+    re.compile(
+        r"(?:ERROR|WARNING|INFO|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+(?:\[[^\]]+|[\w.]+:\d+)\]\s?"
+    ),
     re.compile(r"[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]\s?(?:\[[\d/]+\]\s)?"),  # glog
-    re.compile(r"\[[EWIF]\d{4} [\d:.]+ \S+:\d+\]\s*"),  # glog in brackets (ProcessGroupNCCL)
+    re.compile(r"\[[EWIF]\d{4} [\d:.]+ \S+:\d+\] ?"),  # glog in brackets (ProcessGroupNCCL)
     re.compile(r"\[\d{4}-\d\d-\d\d [\d:,.]+ [EWIF] \d+ \d+\] \S+:\d+:\s*"),  # ray's logging.cc
     re.compile(r"\[\d\d:\d\d:\d\d\]\s+\w+/\w+\s+"),  # [16:10:33] stdout/INFO
     re.compile(r"E {2,}"),  # pytest's failure lines ("E       RuntimeError: ...")
-    re.compile(r">+\s*"),  # a log quoted in an issue or e-mail
+    re.compile(r">+ ?"),  # a log quoted in an issue or e-mail
     re.compile(r"-?\s*\*\*[\w ]+:\*\*\s*"),  # "- **Exception Message:** ..." (report templates)
     re.compile(r"\*\*(?=\w)"),  # a report's Markdown bold around a pasted line ("**Exception: ")
     re.compile(r"!!! Exception during processing !!!\s*"),  # ComfyUI's log of a failed node
 )
 
 
-def clean_log(text: str) -> str:
-    """The text with every line's logger prefixes cut (leading indentation kept)."""
-    lines = []
-    for line in text.splitlines():
+def _cut_prefixes(line: str) -> str:
+    """The line without its logger prefixes; the indentation before what is left is kept."""
+    changed = True
+    while changed:
+        changed = False
         indent = len(line) - len(line.lstrip(" \t"))
-        rest = line[indent:]
-        changed = True
-        while changed:
-            changed = False
-            for prefix in _PREFIXES:
-                match = prefix.match(rest)
-                if match and match.end() > 0:
-                    rest = rest[match.end() :]
-                    changed = True
-        # A message re-flowed by a web table or a terminal keeps runs of spaces where its line
-        # breaks were ("Failed to find C   compiler"): one space, as the tool printed it.
-        lines.append(line[:indent] + _SPACE_RUN.sub(" ", rest))
-    return "\n".join(lines)
+        for prefix in _PREFIXES:
+            match = prefix.match(line, indent)
+            if match and match.end() > indent:
+                line = line[:indent] + line[match.end() :]
+                changed = True
+                break
+    return line
+
+
+def clean_log(text: str) -> str:
+    """The text as its tools printed it: markup undone, and every line's logger prefixes cut.
+
+    The known prefixes (``_PREFIXES``) are cut first; then a header that most of the log's
+    lines begin with (``_common_header``), whatever logger or CI service wrote it. Leading
+    indentation is kept.
+    """
+    if _ENTITY.search(text):
+        text = html.unescape(text)  # a log copied from a web page's source
+    lines = [_cut_prefixes(_ANSI.sub("", line)) for line in text.splitlines()]
+    # Loggers nest ("[2] [rank0]: ..."): each header is cut in turn, the outermost first.
+    for nested in range(_HEADERS_NESTED):
+        header = _common_header(lines, inner=nested > 0)
+        if header is None:
+            break
+        cut = {i: line[m.end() :] for i, line in enumerate(lines) if (m := header.match(line))}
+        # A severity after the header is the logger's too where most of its lines have one
+        # (its word varies line by line); on a line or two it is the tool's own words.
+        leveled = sum(bool(_LEVEL.match(line)) for line in cut.values())
+        if leveled >= _HEADER_SHARE * len(cut):
+            cut = {i: _LEVEL.sub("", line, count=1) for i, line in cut.items()}
+        cut = {i: _cut_prefixes(line) for i, line in cut.items()}
+        lines = [cut.get(i, line) for i, line in enumerate(lines)]
+    # What every line still has in front is a paste's indentation or a header's separator, not
+    # the tool's: the log is dedented.
+    margin = min((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), default=0)
+    lines = [line[margin:] for line in lines]
+    # A message re-flowed by a web table or a terminal keeps runs of spaces where its line
+    # breaks were ("Failed to find C   compiler"): one space, as the tool printed it.
+    return "\n".join(_SPACE_RUN.sub(" ", line) for line in lines)
+
+
+# ANSI colour and cursor codes anywhere in a line, raw or as a browser prints ESC ("^[").
+_ANSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;?]*[A-Za-z]")
+_ENTITY = re.compile(r"&(?:lt|gt|quot|amp|apos|#\d+|#x[0-9a-fA-F]+);")
+# A logger's header: where it ends (after a bracket, a bar, a dash or a colon, and a space;
+# one space: what follows is the line's indentation).
+_HEADER_END = re.compile(r"[\]|│)>:-][ \t]")
+# How a logger's header starts: a bracket or a bar, a date or a time, a test runner's number
+# ("2: " of CTest), or a service's name before a bar (docker compose). A line of the tool's
+# own that repeats ("FAILED test_x - ...", "frame #3: ", "/usr/bin/ld: ") starts otherwise.
+_HEADER_START = re.compile(r"[\[(|│<]|9(?:[-/:]9|: $)|[\w.-]+ *\| ")
+# A logger's name and the dash or bar after it ("vllm.worker - ").
+_INNER_FIELD = re.compile(r"[\w.]+ [-|] $")
+# A header is a logger's, never the tool's own words: no quotes (a path or an op a diagnostic
+# names), no "file:line:" of a compiler's message, no lower-case "error"/"warning" word.
+_NOT_A_HEADER = re.compile(r"[\"'`]|\.\w+:9(?::9)?:|\b(?:error|warning|note|in)\b|^\s")
+# A severity word that a logger puts after its header (its level varies line by line).
+_LEVEL = re.compile(
+    r"^\[?(?:CRITICAL|FATAL|ERROR|WARNING|WARN|NOTICE|INFO|DEBUG|TRACE)\]?(?: ?[-:|] ?| )"
+)
+_HEADER_SHARE = 0.6  # of the log's non-empty lines
+_HEADERS_NESTED = 4
+_HEADER_WIDTH = 80  # characters a header is looked for in
+
+
+def _common_header(lines: list[str], inner: bool = False) -> re.Pattern[str] | None:
+    """The header most lines of the log start with, as a pattern; None if there is none.
+
+    Loggers that are not in ``_PREFIXES`` (a CI service's timestamps, a compose service's
+    name, a test runner's worker tag, line numbers) still start every line the same way, up
+    to their numbers. So each line's beginnings up to a header end are compared with the
+    digits taken out: one that most lines share and that starts as a header does is the
+    header. Inside one (``inner``), a logger's name before a dash or a bar is one too.
+    """
+    shown = [line for line in lines if line.strip()]
+    if len(shown) < 2:
+        return None
+    counts: Counter[str] = Counter()
+    for line in shown:
+        shape = _DIGITS.sub("9", _NUMBERED.sub("", line[:_HEADER_WIDTH]))
+        counts.update({shape[: m.end()] for m in _HEADER_END.finditer(shape)})
+    need = max(min(3, len(shown)), math.ceil(_HEADER_SHARE * len(shown)))
+    found = [
+        shape
+        for shape, n in counts.items()
+        if n >= need
+        and (_HEADER_START.match(shape) or (inner and _INNER_FIELD.fullmatch(shape)))
+        and not _NOT_A_HEADER.search(shape)
+    ]
+    if not found:
+        return None
+    # The shortest: a longer one that most lines share may run into what the tool printed.
+    shortest = min(found, key=len)
+    return re.compile(" *" + "".join(r"\d+" if c == "9" else re.escape(c) for c in shortest))
+
+
+_DIGITS = re.compile(r"\d+")
+_NUMBERED = re.compile(r"^ +(?=\d)")  # a right-aligned line number's padding
+_SPACE_RUN = re.compile(r"(?<=\S) {2,}(?=\S)")
 
 
 _SPACE_RUN = re.compile(r"(?<=\S) {2,}(?=\S)")
@@ -345,7 +443,15 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # own error code (Level Zero, CUDA driver, HIP).
     (DRIVER, re.compile(r"Triton Error \[(?:CUDA|HIP|ZE|MUSA|XPU|MACA)\]")),
     (DRIVER, re.compile(r"\b(?:CUDA|HIP): Error- ")),  # Triton 2.x
-    (DRIVER, re.compile(r"no kernel image is available for execution on the device")),
+    # The driver's words for a binary it cannot load (CUDA_ERROR_INVALID_IMAGE, HIP's
+    # hipErrorInvalidImage), whatever prints them.
+    (
+        DRIVER,
+        re.compile(
+            r"no kernel image is available for execution on the device"
+            r"|device kernel image is invalid"
+        ),
+    ),
     # The runtime refuses a launch's configuration (grid, cores, resources per block).
     (
         DRIVER,
