@@ -95,6 +95,19 @@ def test_a_paste_indented_as_a_whole_is_dedented() -> None:
     assert kind_of(clean_log(_wrapped("    "))) == kind_of(PLAIN)
 
 
+def test_a_debuggers_report_of_an_exception_reads_as_pythons() -> None:
+    """VS Code prints the type on one line and the message on the next: one exception line,
+    as Python prints it, so it is the same error (and key) as the plain traceback's."""
+    frames = '  File "/x/autotune.py", line 93, in run\n    best = min(timings)\n'
+    shown = "Exception has occurred: TypeError\n'<' not supported between 'tuple' and 'float'\n"
+    printed = "TypeError: '<' not supported between 'tuple' and 'float'\n"
+    assert clean_log(shown + frames) == printed + frames.rstrip("\n")
+    # Without a message the type stands alone; a frame is never taken for the message.
+    assert clean_log("Exception has occurred: AssertionError\n" + frames).startswith(
+        "AssertionError\n  File "
+    )
+
+
 # Every 10th labelled log of more than one line: a tenth of the corpus keeps this quick;
 # benchmarks/triage_wrappers.py measures all of it.
 _SAMPLE = [

@@ -164,6 +164,15 @@ def test_classes(text: str, kind: str, key: str) -> None:
     assert (sig.kind, sig.key) == (kind, key)
 
 
+def test_a_test_runners_section_rule_is_never_the_error_line() -> None:
+    text = (
+        "-------------------------------- live log call ---------------------------------\n"
+        "hipcc_check: waiting for device 0\n"
+        "=============================== 1 failed in 3.73s ===============================\n"
+    )
+    assert signature_of("", text, None).key == "unclassified|hipcc_check: waiting for device N|?|?"
+
+
 def test_infrastructure_key_ignores_the_node() -> None:
     one = signature_of("", "ssh: connect to host node-3 port 22: No route to host", None)
     two = signature_of("", "ssh: connect to host 10.0.0.9 port 2222: No route to host", None)
@@ -182,9 +191,30 @@ def test_numeric_mismatch_key_keeps_the_output_not_the_figures() -> None:
     one = signature_of("", mismatch("3.9559829235076904", "36, 0"), None)
     two = signature_of("", mismatch("2.125", "3, 1"), None)
     assert one.kind == "numeric_mismatch"
-    assert one.key == two.key == "numeric_mismatch|g|?"
+    assert one.key == two.key == "numeric_mismatch|g|?|of 80"
     assert one.detail("max_error") == "3.9559829235076904"
     assert signature_of("", mismatch("1.0", "0, 0").replace("'g'", "'beta'"), None).key != one.key
+
+
+def test_numeric_mismatch_without_a_test_is_told_apart_by_the_size_compared() -> None:
+    """With no test and no output named, the tensor's element count is the report's only
+    fact of which comparison failed: the same test reports it every time, whatever fails."""
+
+    def mismatch(wrong: int, size: int) -> str:
+        return (
+            "AssertionError: Tensor-likes are not close!\n\n"
+            f"Mismatched elements: {wrong} / {size} ({100 * wrong / size:.1f}%)\n"
+        )
+
+    attention = signature_of("", mismatch(14534, 16384), None)
+    assert attention.key == "numeric_mismatch|?|?|of 16384"
+    assert signature_of("", mismatch(20, 16384), None).key == attention.key
+    assert signature_of("", mismatch(2, 32), None).key != attention.key
+    # numpy's assert_allclose reports the same count.
+    numpy = (
+        "AssertionError: \nNot equal to tolerance rtol=1e-07\nMismatched elements: 1 / 64 (1.56%)\n"
+    )
+    assert signature_of("", numpy, None).key.endswith("|of 64")
 
 
 def test_numeric_mismatch_key_is_the_test_in_any_form_of_its_id() -> None:

@@ -142,7 +142,22 @@ def clean_log(text: str) -> str:
     lines = [line[margin:] for line in lines]
     # A message re-flowed by a web table or a terminal keeps runs of spaces where its line
     # breaks were ("Failed to find C   compiler"): one space, as the tool printed it.
-    return "\n".join(_SPACE_RUN.sub(" ", line) for line in lines)
+    text = "\n".join(_SPACE_RUN.sub(" ", line) for line in lines)
+    # A debugger's report of an exception, as Python prints it: "TypeError: message".
+    return _DEBUGGER_EXCEPTION.sub(_as_python_exception, text)
+
+
+# VS Code's (debugpy's) report of an uncaught exception: its type on one line, its message
+# (if any) on the next, then the frames.
+_DEBUGGER_EXCEPTION = re.compile(
+    r"^Exception has occurred: (?P<type>[\w.]+)[ \t]*(?:\n(?P<message>(?![ \t]|File )[^\n]+))?$",
+    re.M,
+)
+
+
+def _as_python_exception(found: re.Match[str]) -> str:
+    message = found["message"]
+    return f"{found['type']}: {message}" if message else found["type"]
 
 
 # ANSI colour and cursor codes anywhere in a line, raw or as a browser prints ESC ("^[").

@@ -333,6 +333,9 @@ _ERROR_WORDS = re.compile(
     re.IGNORECASE,
 )
 _PROGRESS_LINE = re.compile(r"^\s*\[?(?:INFO|DEBUG)\b")
+# A test runner's section rule ("----- live log call -----", "===== 1 failed in 3s ====="):
+# it names a part of the report, never the error.
+_SECTION_RULE = re.compile(r"^\s*([-=_*])\1{2,}(?: .* \1{3,})?\s*$")
 
 
 def headline(evidence: Evidence) -> str:
@@ -341,7 +344,11 @@ def headline(evidence: Evidence) -> str:
     found = _last(_EXCEPTION_LINE, evidence.text)
     if found:
         return found["line"].strip()
-    lines = [ln.strip() for ln in evidence.text.splitlines() if ln.strip()]
+    lines = [
+        ln.strip()
+        for ln in evidence.text.splitlines()
+        if ln.strip() and not _SECTION_RULE.match(ln)
+    ]
     erring = [ln for ln in lines if _ERROR_WORDS.search(ln) and not _PROGRESS_LINE.match(ln)]
     quiet = [ln for ln in lines if not _PROGRESS_LINE.match(ln)]
     return next(iter(erring or quiet or lines), "no output")
@@ -1159,6 +1166,11 @@ _ASSERT_CLOSE_LINES = re.compile(
 )
 
 
+# How many elements the check compared (torch's and numpy's reports): the compared tensor's
+# size, the same in every report of one test's mismatch, whichever elements failed.
+_COMPARED = re.compile(r"Mismatched elements: \d+ / (?P<size>\d+)")
+
+
 def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
     text = evidence.text
     error = next((m for p in _MAX_ERROR if (m := p.search(text))), None)
@@ -1167,6 +1179,8 @@ def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
     index = (error.groupdict().get("index") or "") if error else ""
     max_error = error["error"] if error else ""
     kernel, test = kernel_of(evidence), test_of(evidence)
+    compared = _COMPARED.search(text)
+    size = f"of {compared['size']}" if compared else ""
     form = next((m for p in taxonomy.NUMERIC_FORMS if (m := p.search(text))), None)
     line = ""
     if _ASSERT_CLOSE_LINES.search(text):
@@ -1176,9 +1190,9 @@ def _numeric_mismatch(kind: str, evidence: Evidence) -> Signature:
     return Signature(
         kind=kind,
         # The test is the identity of a wrong answer (the tolerance line is a template);
-        # with no test named, the output and the kernel are all there is.
+        # with no test named, the output, the kernel and the size of what was compared.
         key=_with_fallback(
-            kind, [test_identity(test), where] if test else [where, kernel], evidence, line
+            kind, [test_identity(test), where] if test else [where, kernel, size], evidence, line
         ),
         summary="numeric mismatch"
         + (f" in {test}" if test else "")
