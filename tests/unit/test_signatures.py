@@ -418,7 +418,12 @@ def test_a_pass_named_only_as_x_pass() -> None:
             " Assertion `isa<T>(v)' failed.\n #3 0x00007f (anonymous namespace)::"
             "CoalescePass::runOnOperation()\nAborted (core dumped)",
             "pass_failure",
-            {"pass": "Coalesce", "pass_source": "frame", "abort": "assertion isa<T>(v)"},
+            {
+                "pass": "Coalesce",
+                "pass_source": "frame",
+                "abort": "assertion in f",
+                "condition": "isa<T>(v)",
+            },
         ),
         (
             "UNREACHABLE executed at /src/lib/Conversion/TritonToLinalg/TritonToLinalg.cpp:440!",
@@ -740,7 +745,7 @@ ROUND_7: list[Case] = [
     (
         "python: lib/Dialect/TritonGPU/Transforms/X.cpp:5: f()\nconst: Assertion `a ==\nb' failed.",
         "pass_failure",
-        {"abort": "assertion a == b"},
+        {"abort": "assertion in f", "condition": "a == b"},
     ),
     (
         '  File "/v/site-packages/torch/_inductor/runtime/triton_heuristics.py", line 9, in'
@@ -1911,13 +1916,20 @@ def test_one_ptxas_crash_is_one_key_in_either_triton_wording() -> None:
     assert signature_of("", old, None).key == signature_of("", new, None).key
 
 
-def test_an_abort_wrapped_over_lines_keeps_its_key() -> None:
-    site = "python: /p/lib/Tools/LinearLayout.cpp:503: LinearLayout LinearLayout::reshapeOuts()"
-    one = f"{site} const: Assertion `a == b' failed."
-    wrapped = f"{site}\nconst: Assertion `a ==\nb' failed."
-    assert signature_of("", one, None).key == signature_of("", wrapped, None).key
-    other = f"{site} const: Assertion `c == d' failed."
-    assert signature_of("", one, None).key != signature_of("", other, None).key
+def test_an_assertion_is_keyed_by_the_function_that_asserted_however_cut_or_wrapped() -> None:
+    """glibc prints the file, the function's signature, then the condition, on one long
+    line: reports wrap it, or cut it before the condition. The function is in every one."""
+    site = "python: /p/lib/Tools/LinearLayout.cpp:503: LinearLayout LinearLayout::reshapeOuts("
+    whole = f"{site}ArrayRef<int>) const: Assertion `a == b' failed."
+    wrapped = f"{site}ArrayRef<int>)\nconst: Assertion `a ==\nb' failed."
+    cut = f"{site}ArrayRef<int>) const: Assertio"
+    macos = "Assertion failed: (a == b), function reshapeOuts, file LinearLayout.cpp, line 503."
+    keys = {signature_of("", text, None).key for text in (whole, wrapped, cut)}
+    assert keys == {"crash|?|LinearLayout.cpp: assertion in reshapeOuts|?"}
+    # macOS's form names the function too.
+    assert signature_of("", macos, None).detail("abort") == "assertion in reshapeOuts"
+    other = "python: /p/lib/Tools/LinearLayout.cpp:90: LinearLayout LinearLayout::invert() const:"
+    assert signature_of("", f"{other} Assertion `a == b' failed.", None).key not in keys
 
 
 def test_a_harness_errors_key_is_not_the_kernel_that_met_it() -> None:

@@ -452,6 +452,15 @@ _ASSERTION = re.compile(
 _ASSERTION_SITE = re.compile(
     r"(?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):(?P<line>\d+):[^`]{0,400}?Assertion `"
 )
+# glibc's header of an assertion, up to the function that asserted: the part of it every
+# report shows (a terminal or an issue cuts the long line, and the condition is last). The
+# function's signature may be wrapped over lines.
+_ASSERTED_IN = re.compile(
+    r"(?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):\d+: [^(`]{0,300}?(?P<function>[A-Za-z_~][\w~]*)\("
+    r"[^`]{0,400}?: Asser"
+)
+# macOS's and LLVM's own: "Assertion failed: (cond), function getCvtOrder, file x.cpp".
+_FUNCTION_NAMED = re.compile(r", function (?P<function>[\w~]+)\b")
 _UNREACHABLE = re.compile(
     r"UNREACHABLE executed at (?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):(?P<line>\d+)"
 )
@@ -479,6 +488,8 @@ class MlirFailure:
     location: str
     called_from: tuple[str, ...]
     abort: str
+    # The asserted condition, where the report shows it (a detail: reports cut it).
+    condition: str
 
     @property
     def keyed_pass(self) -> str:
@@ -508,8 +519,16 @@ def _first_diagnostic(text: str) -> tuple[str, str]:
 
 def _abort(text: str) -> tuple[str, str]:
     """The C++ abort (assertion, unreachable, LLVM fatal error) and its source file."""
+    # An assertion is keyed by the function that asserted where the report names it: the
+    # condition comes last on the line, where reports are cut.
+    asserted_in = _ASSERTED_IN.search(text)
+    if asserted_in:
+        return f"assertion in {asserted_in['function']}", asserted_in["site"]
     assertion = _ASSERTION.search(text)
     if assertion and assertion["msvc"]:
+        named = _FUNCTION_NAMED.search(assertion["msvc"])
+        if named:
+            return f"assertion in {named['function']}", assertion["msvc_site"]
         return f"assertion {assertion['msvc']}", assertion["msvc_site"]
     if assertion:
         asserted_at = _ASSERTION_SITE.search(text)
@@ -573,7 +592,11 @@ def parse_mlir(evidence: Evidence) -> MlirFailure:
     op_groups = op_match.groupdict() if op_match else {}
     op = op_groups.get("op") or op_groups.get("op2") or op_groups.get("op3") or ""
     called = tuple(_location(m["file"], m["line"], m["col"]) for m in _CALLED_FROM.finditer(text))
-    return MlirFailure(pass_name, source, anchor, diagnostic, op, location, called, abort)
+    asserted = _ASSERTION.search(text)
+    condition = (asserted["condition"] or "") if asserted else ""
+    return MlirFailure(
+        pass_name, source, anchor, diagnostic, op, location, called, abort, condition
+    )
 
 
 def _mlir_details(mlir: MlirFailure) -> dict[str, str]:
@@ -583,6 +606,7 @@ def _mlir_details(mlir: MlirFailure) -> dict[str, str]:
         "anchor": mlir.anchor,
         "diagnostic": normalise(mlir.diagnostic),
         "abort": normalise(mlir.abort),
+        "condition": normalise(mlir.condition),
         "op": mlir.op,
         "location": mlir.location,
         "called_from": " <- ".join(mlir.called_from),
@@ -597,6 +621,8 @@ def _mlir_summary(mlir: MlirFailure) -> str:
         what += f": {normalise(mlir.diagnostic)}"
     if mlir.abort:
         what += f"; {normalise(mlir.abort)}"
+        if mlir.condition and mlir.abort.startswith("assertion in "):
+            what += f" ({normalise(mlir.condition)})"
     if mlir.op:
         what += f" ({mlir.op})"
     if mlir.location:
