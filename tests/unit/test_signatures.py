@@ -173,6 +173,23 @@ def test_a_test_runners_section_rule_is_never_the_error_line() -> None:
     assert signature_of("", text, None).key == "unclassified|hipcc_check: waiting for device N|?|?"
 
 
+def test_a_gpu_too_old_for_triton_is_keyed_by_what_it_needs_not_by_the_gpu() -> None:
+    def refused(gpu: str, has: str) -> str:
+        return (
+            f"RuntimeError: Found {gpu} which is too old to be supported by the triton GPU"
+            " compiler, which is used as the backend. Triton only supports devices of CUDA"
+            f" Capability >= 7.0, but your device is of CUDA capability {has}"
+        )
+
+    gtx = signature_of("", refused("NVIDIA GeForce GTX 1070", "6.1"), None)
+    p100 = signature_of("", refused("Tesla P100-SXM2-16GB", "6.0"), None)
+    assert (gtx.kind, gtx.key) == ("driver", "driver|device too old|needs capability >= 7.0")
+    assert p100.key == gtx.key
+    assert p100.detail("device") == "Tesla P100-SXM2-16GB"
+    newer = refused("NVIDIA GeForce GTX 1070", "6.1").replace(">= 7.0", ">= 7.5")
+    assert signature_of("", newer, None).key != gtx.key
+
+
 def test_infrastructure_key_ignores_the_node() -> None:
     one = signature_of("", "ssh: connect to host node-3 port 22: No route to host", None)
     two = signature_of("", "ssh: connect to host 10.0.0.9 port 2222: No route to host", None)

@@ -817,6 +817,13 @@ _DEVICE_ERROR = re.compile(
 )
 
 
+# PyTorch's refusal of a GPU older than Triton supports, naming the GPU and what it needs.
+_DEVICE_TOO_OLD = re.compile(
+    r"Found (?P<device>[^\n]+?) which is too old to be supported by the triton GPU compiler"
+    r"(?:[^\n]*?Capability >= (?P<needed>\d+(?:\.\d+)?))?"
+)
+
+
 def _backend_resolution(kind: str, evidence: Evidence) -> Signature:
     match = _BACKENDS.search(evidence.text)
     if match is None:
@@ -844,6 +851,18 @@ def _driver(kind: str, evidence: Evidence) -> Signature:
             summary=f"{count} active drivers {actives}: "
             + ("no backend found a usable device" if count == "0" else "ambiguous"),
             details=_details(count=count, actives=actives),
+        )
+    too_old = _DEVICE_TOO_OLD.search(evidence.text)
+    if too_old is not None:
+        # The framework refuses the node's GPU: which GPU it is is the node's, what it
+        # needs is the refusal's identity.
+        needed = too_old["needed"] or "?"
+        return Signature(
+            kind=kind,
+            key=make_key(kind, "device too old", f"needs capability >= {needed}"),
+            summary=f"{too_old['device']} is too old for Triton: it needs CUDA capability >="
+            f" {needed}",
+            details=_details(device=too_old["device"], needed=needed),
         )
     device = _DEVICE_ERROR.search(evidence.text)
     if device is None:
