@@ -1782,6 +1782,29 @@ ROUND_30: list[Case] = [
 ]
 
 
+ROUND_31: list[Case] = [
+    # The language's limit on a block's elements, as an autotuner's report repeats it.
+    ("ValueError('numel (2097152) exceeds triton maximum tensor numel (1048576)')", "frontend", {}),
+    # A caller reading what an older release's kernel object had.
+    (
+        '  File "/w/lecture_06.py", line 607, in print_ptx\n'
+        '    return list(kernel.cache[0].values())[0].asm["ptx"]\n'
+        "AttributeError: 'JITFunction' object has no attribute 'cache'",
+        "harness_error",
+        {},
+    ),
+    # A library refusing the installed Triton's version.
+    (
+        '  File "/m/megablocks/layers/arguments.py", line 82, in __post_init__\n'
+        "    raise ValueError(\n"
+        "ValueError: Sparse MLP is not supported with triton >=3.2.0. Please use"
+        ' mlp_impl="grouped" instead.',
+        "harness_error",
+        {},
+    ),
+]
+
+
 def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() -> None:
     # Round 27: PyTorch's benchmark runner names the model it runs; a failure with no
     # identity of its own takes it.
@@ -1829,6 +1852,7 @@ def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() ->
         *ROUND_28,
         *ROUND_29,
         *ROUND_30,
+        *ROUND_31,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

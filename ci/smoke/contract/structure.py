@@ -447,6 +447,14 @@ _API_MISSING = re.compile(
     # Triton's JIT refusing an attribute a caller sets on a kernel (xformers' `fn.src = ...`
     # against a Triton that guards it).
     r"|Cannot set attribute '\w+' directly"
+    # A caller reading what one release's runtime objects had (a kernel's `cache`, its
+    # `cache_key`) from another's.
+    r"|'(?:JITFunction|InterpretedFunction|Autotuner|Heuristics|CompiledKernel|ASTSource)'"
+    r" object has no attribute '\w+'"
+    # A library refusing the installed Triton's version ("not supported with triton
+    # >=3.2.0"), or pip naming the version a package requires.
+    r"|\b(?:not supported|unsupported|requires?|only supports?|incompatible)\b[^\n]{0,60}?"
+    r"\btriton\s*(?:[<>=!]=?|version\b)\s*v?\d"
 )
 # A kernel needs memory at launch (a TMA descriptor, scratch) that Triton asks of the
 # allocator the program sets; none was set (a program written for an older Triton).

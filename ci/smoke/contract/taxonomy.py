@@ -683,6 +683,8 @@ FRONTEND_FORMS = (
     # A frontend that lowers another language to Triton (JAX's Pallas) has no lowering for
     # an operation the kernel uses.
     re.compile(r"Unimplemented primitive in \w+ (?:\w+ )?lowering"),
+    # The language's limit on a block's elements, checked as the kernel's source is read.
+    re.compile(r"exceeds triton maximum tensor numel"),
 )
 
 # Triton 1.x's compiler passes, as a native stack names them
