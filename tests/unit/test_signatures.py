@@ -1805,6 +1805,19 @@ ROUND_31: list[Case] = [
 ]
 
 
+ROUND_32: list[Case] = [
+    # Intel's offline compiler refusing what the kernel uses, in Triton's report of it.
+    (
+        "RuntimeError: `ocloc` failed with error code 245\n`ocloc` stderr:\n"
+        "Compilation from IR - skipping loading of FCL\n\n"
+        "error: Double type is not supported on this platform.\n"
+        "in kernel: 'triton_per_fused_mean_0'\nerror: backend compiler failed build.\n",
+        "codegen",
+        {"kernel": "triton_per_fused_mean_0"},
+    ),
+]
+
+
 def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() -> None:
     # Round 27: PyTorch's benchmark runner names the model it runs; a failure with no
     # identity of its own takes it.
@@ -1853,6 +1866,7 @@ def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() ->
         *ROUND_29,
         *ROUND_30,
         *ROUND_31,
+        *ROUND_32,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

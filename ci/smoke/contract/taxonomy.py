@@ -625,6 +625,13 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ptxas", re.compile(r"(?P<message>`?ptxas`? failed with error code (?!-)\d+)")),
     ("ptxas", re.compile(r"PTXASError: (?P<message>[^\n]+)")),
     ("llc", re.compile(r"(?P<message>`?llc`? failed with error code (?!-)\d+)")),
+    # Intel's offline compiler, run by the XPU backend as ptxas is by NVIDIA's: its first
+    # diagnostic is the failure ("Double type is not supported on this platform").
+    (
+        "ocloc",
+        re.compile(r"`ocloc` failed with error code \d+[\s\S]{0,600}?\berror: (?P<message>[^\n]+)"),
+    ),
+    ("ocloc", re.compile(r"(?P<message>`ocloc` failed with error code \d+)")),
     ("hsaco", re.compile(r"HSACOError: (?P<message>[^\n]+)")),
     # The AMD backend's linker, run in-process, failed on the code object.
     ("lld", re.compile(r"(?P<message>LLD failed to link hsaco[^\n`]*)")),
