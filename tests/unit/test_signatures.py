@@ -1978,8 +1978,10 @@ def test_an_assertion_is_keyed_by_the_function_that_asserted_however_cut_or_wrap
     whole = f"{site}ArrayRef<int>) const: Assertion `a == b' failed."
     wrapped = f"{site}ArrayRef<int>)\nconst: Assertion `a ==\nb' failed."
     cut = f"{site}ArrayRef<int>) const: Assertio"
+    # Wrapped just before the condition too (round 33, frozen-31's getCvtOrder pair).
+    wrapped_before = f"{site}\nArrayRef<int>) const: \nAssertion `a == b' failed."
     macos = "Assertion failed: (a == b), function reshapeOuts, file LinearLayout.cpp, line 503."
-    keys = {signature_of("", text, None).key for text in (whole, wrapped, cut)}
+    keys = {signature_of("", text, None).key for text in (whole, wrapped, cut, wrapped_before)}
     assert keys == {"crash|?|LinearLayout.cpp: assertion in reshapeOuts|?"}
     # macOS's form names the function too.
     assert signature_of("", macos, None).detail("abort") == "assertion in reshapeOuts"

@@ -62,7 +62,7 @@ FLOORS = {
     "frozen-28": {"logs": 24, "right": 24, "facts_kept": 4, "groups_split": 2, "collisions": 1},
     "frozen-29": {"logs": 18, "right": 18, "facts_kept": 4, "groups_split": 1, "collisions": 0},
     "frozen-30": {"logs": 22, "right": 18, "facts_kept": 5, "groups_split": 1, "collisions": 1},
-    "frozen-31": {"logs": 33, "right": 30, "facts_kept": 0, "groups_split": 2, "collisions": 2},
+    "frozen-31": {"logs": 33, "right": 30, "facts_kept": 0, "groups_split": 1, "collisions": 2},
     "frozen-32": {"logs": 12, "right": 11, "facts_kept": 3, "groups_split": 1, "collisions": 0},
 }
 

@@ -457,7 +457,7 @@ _ASSERTION_SITE = re.compile(
 # function's signature may be wrapped over lines.
 _ASSERTED_IN = re.compile(
     r"(?P<site>[\w./\\+-]+\.(?:cpp|h|hpp|cc)):\d+: [^(`]{0,300}?(?P<function>[A-Za-z_~][\w~]*)\("
-    r"[^`]{0,400}?: Asser"
+    r"[^`]{0,400}?:\s+Asser"
 )
 # macOS's and LLVM's own: "Assertion failed: (cond), function getCvtOrder, file x.cpp".
 _FUNCTION_NAMED = re.compile(r", function (?P<function>[\w~]+)\b")
