@@ -1818,6 +1818,60 @@ ROUND_32: list[Case] = [
 ]
 
 
+ROUND_33: list[Case] = [
+    # pip has no build of the package for this platform at all: not installable here.
+    (
+        "ERROR: Could not find a version that satisfies the requirement triton==3.1.0"
+        " (from versions: none)\nERROR: No matching distribution found for triton==3.1.0",
+        "harness_error",
+        {},
+    ),
+    # The same words when pip could not reach its index: the network.
+    (
+        "WARNING: Retrying (Retry(total=0)) after connection broken by"
+        " 'NewConnectionError(': Failed to establish a new connection: [Errno 101] Network is"
+        " unreachable')': /simple/triton/\nERROR: Could not find a version that satisfies the"
+        " requirement triton (from versions: none)",
+        "infrastructure",
+        {},
+    ),
+    # Python's C-API refusing a helper module built before Python 3.10's rule.
+    (
+        '  File "/e/triton/compiler/compiler.py", line 390, in _init_handles\n'
+        "    self.module, self.function = driver.utils.load_binary(\n"
+        "SystemError: PY_SSIZE_T_CLEAN macro must be defined for '#' formats",
+        "harness_error",
+        {},
+    ),
+    # BiSheng naming the unified buffer it overflowed, without figures.
+    (
+        'loc("k.py":12:0): error: Failed to run BiShengHIR pipeline\n'
+        "[NOTE] Due to Ub overflow, automatically set enable-code-motion to false;"
+        " compilation still failed.",
+        "out_of_resources",
+        {"resource": "ub"},
+    ),
+    # Not a device's memory: a stack overflow stays what the rest says.
+    (
+        "Fatal Python error: Cannot recover from stack overflow.\nAborted (core dumped)",
+        "crash",
+        {},
+    ),
+]
+
+
+def test_no_distribution_of_a_package_is_keyed_by_its_name_not_the_version_asked() -> None:
+    def pip(requirement: str) -> str:
+        return (
+            f"ERROR: Could not find a version that satisfies the requirement {requirement}"
+            f" (from versions: none)\nERROR: No matching distribution found for {requirement}"
+        )
+
+    keys = {signature_of("", pip(r), None).key for r in ("triton", "triton>=2.0.0", "Triton")}
+    assert keys == {"harness_error|package triton|no distribution for this platform"}
+    assert signature_of("", pip("xformers"), None).key not in keys
+
+
 def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() -> None:
     # Round 27: PyTorch's benchmark runner names the model it runs; a failure with no
     # identity of its own takes it.
@@ -1867,6 +1921,7 @@ def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() ->
         *ROUND_30,
         *ROUND_31,
         *ROUND_32,
+        *ROUND_33,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

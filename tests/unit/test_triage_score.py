@@ -64,6 +64,7 @@ FLOORS = {
     "frozen-30": {"logs": 22, "right": 18, "facts_kept": 5, "groups_split": 1, "collisions": 1},
     "frozen-31": {"logs": 33, "right": 30, "facts_kept": 0, "groups_split": 1, "collisions": 2},
     "frozen-32": {"logs": 12, "right": 11, "facts_kept": 3, "groups_split": 1, "collisions": 0},
+    "frozen-33": {"logs": 26, "right": 25, "facts_kept": 2, "groups_split": 0, "collisions": 3},
 }
 
 
@@ -127,6 +128,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-30",
         "frozen-31",
         "frozen-32",
+        "frozen-33",
     ]
 
 

@@ -394,10 +394,21 @@ NETWORK = re.compile(
     rf"|\bHTTPS?ConnectionPool\(host='(?!{_LOCAL_HOST})[^']+', port=\d+\)"
     r"|\bHTTP Error [45]\d\d\b|\bToo Many Requests\b|\brate[- ]limit(?:ed)? you\b"
     r"|\bhit the quota of\b|Temporary failure in name resolution|Name or service not known"
+    r"|\bNetwork is unreachable\b"
     r"|An error occurred \(\w+\) when calling the \w+ operation|Unable to locate credentials"
     # A remote host closing the connection under a download from it (http.client's words).
     rf"|https?://(?!{_LOCAL_HOST})\S+[^\n]*\n(?:[^\n]*\n){{0,3}}?[^\n]*"
     r"Remote end closed connection without response"
+)
+# pip finds no build of a package at all for this platform and Python ("from versions:
+# none"): the environment cannot be installed. Unless pip could not reach its index.
+_NO_DISTRIBUTION = re.compile(r"\(from versions: none\)")
+_INDEX_UNREACHABLE = re.compile(NETWORK.pattern + r"|connection broken by|Could not fetch URL")
+# An extension module built for another Python or NumPy than the one running it: the
+# C-API refuses its calls (Triton's launcher helpers before Python 3.10's rule).
+_C_API_MISMATCH = re.compile(
+    r"PY_SSIZE_T_CLEAN macro must be defined|module compiled against (?:ABI|API) version"
+    r"|compiled using NumPy 1\.x cannot be run in"
 )
 # A shared library of the installed packages does not load: built against another version
 # (a symbol it needs is not there) or missing from the install. A GPU driver's own library
@@ -491,6 +502,19 @@ TABLE: Tuple[Row, ...] = (
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
     ),
     Row("harness_error", words=_PACKAGE_MISSING, why="a package of the environment is missing"),
+    Row(
+        "harness_error",
+        words=_NO_DISTRIBUTION,
+        scope="log",
+        unless=_INDEX_UNREACHABLE,
+        why="pip finds no build of a package for this platform and Python (not installable)",
+    ),
+    Row(
+        "harness_error",
+        words=_C_API_MISMATCH,
+        scope="any",
+        why="an extension module built for another Python or NumPy C-API (versions disagree)",
+    ),
     Row(
         "harness_error",
         words=_LIBRARY_LOAD,

@@ -380,6 +380,13 @@ _OVERFLOW = re.compile(
     r"\s+(?:while|but only|but) (?P<limit>\d+)"
 )
 
+# The same without figures: a vendor compiler naming the on-chip buffer it overflowed, as
+# BiSheng's "Due to Ub overflow, ... compilation still failed" (round 33). Only memories'
+# names: "stack overflow" or "integer overflow" are not a device's resource.
+_NAMED_OVERFLOW = re.compile(
+    r"\b(?P<resource>ub|uni_sram|sram|shared memory|scratch) overflow\b", re.I
+)
+
 
 @dataclass(frozen=True)
 class ResourceFailure:
@@ -430,6 +437,9 @@ def resource_failure(text: str) -> ResourceFailure | None:
         return ResourceFailure(
             overflow["resource"], overflow["required"], overflow["limit"], False, overflow.group(0)
         )
+    named = _NAMED_OVERFLOW.search(text)
+    if named is not None:
+        return ResourceFailure(named["resource"].lower(), "", "", False, named.group(0))
     raised = _RAISED.search(text)
     if raised is not None:
         words = raised["resource"].split()

@@ -1257,6 +1257,11 @@ _PACKAGE_FORMS = (
     # An installed library cannot find a file of its own install: its folder under lib/.
     ("a file of its install is missing", structure.INSTALL_FILE),
     ("does not load", re.compile(r"DLL load failed while importing (?P<package>\w+)")),
+    # pip has no build of it for this platform and Python: the name, not the version asked.
+    (
+        "no distribution for this platform",
+        re.compile(r"satisfies the requirement (?P<package>[A-Za-z0-9][\w.-]*)"),
+    ),
     # The caller names an API the installed package lacks: which API is the identity.
     (
         "no attribute",
