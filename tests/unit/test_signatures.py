@@ -141,6 +141,8 @@ def test_the_source_location_is_a_detail_not_part_of_the_key() -> None:
             "timeout",
             "timeout|test|?|?|?",
         ),
+        # pytest-timeout's older wording.
+        ("E       Failed: Timeout >300.0s", "timeout", "timeout|test|?|?|?"),
         (
             "ssh: connect to host node-3.lab port 22: Connection refused",
             "infrastructure",
@@ -160,8 +162,25 @@ def test_the_source_location_is_a_detail_not_part_of_the_key() -> None:
     ],
 )
 def test_classes(text: str, kind: str, key: str) -> None:
-    sig = signature_of(text.splitlines()[0], text, None)
+    # The rules alone: a guess by resemblance must not pass for a rule.
+    sig = signature_of(text.splitlines()[0], text, None, resemblance.Centroids({}, {}))
     assert (sig.kind, sig.key) == (kind, key)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+        "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
+        "RuntimeError: CUDA error: system not yet initialized",
+        "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you"
+        " run some cuda functions before calling NumCudaDevices()? Error 804",
+    ],
+)
+def test_a_runtime_that_cannot_start_on_the_nodes_driver_is_the_driver(text: str) -> None:
+    # The rules alone: no device or driver is usable, whatever the kernel.
+    assert signature_of("", text, None, resemblance.Centroids({}, {})).kind == "driver"
 
 
 def test_a_test_runners_section_rule_is_never_the_error_line() -> None:

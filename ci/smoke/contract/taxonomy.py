@@ -523,7 +523,12 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             # may be wrapped over two lines).
             r"|no (?:CUDA|ROCm|HIP)-capable device is\s+detected|\bcannot get device count\b"
             r"|\bNo (?:supported |usable )?(?:GPU |XPU |NPU |ROCm |CUDA )?devices?"
-            r" (?:was |were )?found\b",
+            r" (?:was |were )?found\b"
+            # The runtime could not start on the node's driver or devices: none loaded, one
+            # too old for it, the devices held by another process, the node's fabric not up.
+            r"|CUDA driver initialization failed|driver on your system is too old"
+            r"|device\(s\) is/are busy or unavailable|\bsystem not yet initialized\b"
+            r"|Unexpected error from (?:cuda|hip)GetDeviceCount\(\)",
             re.I,
         ),
     ),
@@ -740,6 +745,8 @@ PASS_FAILURE_FORMS = (
 
 TIMEOUT_FORMS = (
     re.compile(r"Timeout \(>\s*(?P<seconds>[\d.]+)s\) from pytest-timeout"),
+    # pytest-timeout's older wording of the same failure.
+    re.compile(r"Failed: Timeout >\s*(?P<seconds>[\d.]+)s"),
     re.compile(
         r"timed out after (?P<amount>[\d.]+) ?"
         r"(?P<unit>s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b",
