@@ -183,6 +183,56 @@ def test_a_runtime_that_cannot_start_on_the_nodes_driver_is_the_driver(text: str
     assert signature_of("", text, None, resemblance.Centroids({}, {})).kind == "driver"
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (
+            "triton.compiler.errors.UnsupportedLanguageConstruct: at 3:4: unsupported AST node"
+            " type: Try",
+            "frontend",
+        ),
+        ("ValueError: arange's arguments must be of type tl.constexpr", "frontend"),
+        ("AssertionError: Input shapes should have M >= 16, N >= 16 and K >= 16", "frontend"),
+        (
+            "ValueError: Conflicting meta-parameters: BLOCK_M. Make sure that you don't"
+            " re-define auto-tuned symbols.",
+            "harness_error",
+        ),
+        (
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two"
+            " devices, cuda:0 and cpu!",
+            "harness_error",
+        ),
+        (
+            "NotImplementedError: Could not run 'aten::empty_strided' with arguments from the"
+            " 'CUDA' backend.",
+            "harness_error",
+        ),
+        (
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+            "infrastructure",
+        ),
+        ("RuntimeError: XPU out of memory. Tried to allocate 1.00 GiB", "infrastructure"),
+        ("error: unknown target CPU 'gfx1151'", "codegen"),
+        ("RuntimeError: operation scheduled before its operands", "pass_failure"),
+        (
+            "torch._inductor.exc.InductorError: LoweringException: AssertionError:\n"
+            "  target: aten.index.Tensor",
+            "compile_error",
+        ),
+        # A kernel's own limit, in the exception torch gives it, stays out of resources.
+        (
+            "torch.OutOfMemoryError: out of resource: shared memory, Required: 98304, Hardware"
+            " limit: 65536.",
+            "out_of_resources",
+        ),
+    ],
+)
+def test_forms_no_split_had_shown(text: str, kind: str) -> None:
+    # Written from the tools' own words, not from a labelled log: no split holds them.
+    assert signature_of("", text, None, resemblance.Centroids({}, {})).kind == kind
+
+
 def test_a_test_runners_section_rule_is_never_the_error_line() -> None:
     text = (
         "-------------------------------- live log call ---------------------------------\n"

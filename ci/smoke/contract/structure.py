@@ -470,6 +470,14 @@ _API_MISSING = re.compile(
 # A kernel needs memory at launch (a TMA descriptor, scratch) that Triton asks of the
 # allocator the program sets; none was set (a program written for an older Triton).
 _NO_ALLOCATOR = re.compile(r"no allocator was set\b|Use triton\.set_allocator\b")
+# The caller's program misuses the API around the kernel, in the words of the layer that
+# checks it: autotuned names passed again, tensors on two devices, an op the installed
+# torch has no kernel of for the device.
+_CALLER_MISUSE = re.compile(
+    r"Conflicting meta-parameters: [\w, ]+\. Make sure that you don't re-define auto-tuned"
+    r"|Expected all tensors to be on the same device"
+    r"|Could not run '[\w:.]+' with arguments from the '\w+' backend"
+)
 # The caller uses an object its setup never made (``None`` where an op or module should be).
 _NONE_OBJECT = re.compile(r"'NoneType' object has no attribute '\w+'")
 # The banner of a frontend error, or the one caret Triton puts under the kernel's source
@@ -602,6 +610,12 @@ TABLE: Tuple[Row, ...] = (
         words=_NO_ALLOCATOR,
         scope="any",
         why="the caller set no allocator for the memory a kernel asks of Triton at launch",
+    ),
+    Row(
+        "harness_error",
+        words=_CALLER_MISUSE,
+        scope="any",
+        why="the caller's program misuses the API around the kernel (the layer that checks)",
     ),
     Row(
         "harness_error",

@@ -560,6 +560,9 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Python's words for the same: a subprocess "died with <Signals.SIGKILL: 9>".
     ("node", re.compile(r"(?P<reason>died with <Signals\.SIGKILL: 9>)")),
     ("node", re.compile(r"(?P<reason>Out of memory: Killed process|oom-kill)")),
+    # The device's memory ran out under the program's tensors (the model, a cache, a batch):
+    # the node's capacity for the job, not a kernel's limits (out_of_resources).
+    ("device memory", re.compile(r"(?P<reason>\b(?:CUDA|HIP|XPU|NPU|MUSA) out of memory)\.")),
     # The package index an image is built from lacks a pinned package.
     ("package index", re.compile(r"(?P<reason>No matching distribution found for \S+)")),
     ("node", re.compile(r"node '?(?P<node>[\w.-]+)'? (?:is )?(?P<reason>unreachable)")),
@@ -599,6 +602,8 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"(?P<message>\w+ backend expected \w+ at \S+, but it was not found)"),
     ),
     ("llc", re.compile(r"error: (?P<message>ran out of registers during register allocation)")),
+    # LLVM does not know the GPU it was asked to emit for ("gfx1151" on an older LLVM).
+    ("llvm", re.compile(r"error: (?P<message>unknown target CPU '[\w-]+')")),
     # An assertion of LLVM's machine-code generator (its CodeGen and Target sources): the
     # file that asserted ("Register use before def!" in LiveVariables.cpp).
     (
@@ -707,6 +712,10 @@ FRONTEND_FORMS = (
     re.compile(r"Unimplemented primitive in \w+ (?:\w+ )?lowering"),
     # The language's limit on a block's elements, checked as the kernel's source is read.
     re.compile(r"exceeds triton maximum tensor numel"),
+    # Triton's other errors of a kernel's source (triton.compiler.errors), and the
+    # language's own checks of its arguments, in releases that raise them bare.
+    re.compile(r"\b(?:UnsupportedLanguageConstruct|CompileTimeAssertionFailure)\b"),
+    re.compile(r"arguments must be of type tl\.constexpr|Input shapes should have M >= 16"),
 )
 
 # Triton 1.x's compiler passes, as a native stack names them
@@ -733,6 +742,8 @@ PASS_FAILURE_FORMS = (
     re.compile(r"LLVM ERROR: "),
     # MLIR's translation of the LLVM dialect to LLVM IR (make_llir) failed on an op.
     re.compile(r"LLVM Translation failed for operation"),
+    # MLIR's verifier after a pass reordered ops (Triton's software pipeliner).
+    re.compile(r"operation scheduled before its operands"),
     # A C++ exception of the compiler, translated by its Python bindings.
     re.compile(
         r"IndexError: (?:map|unordered_map|vector)::(?:at|_M_range_check)"
@@ -923,6 +934,8 @@ _COMPILE_FAILED = re.compile(
     r"|\bcompiler triton codegen error\b"
     # Inductor's autotuning left with no choice that compiled, not saying why.
     r"|\bNoValidChoicesError\b"
+    # Inductor's lowering of an op to its IR failed, before any Triton source existed.
+    r"|\bLoweringException\b"
 )
 
 # An exception raised inside Triton's compile path, in none of the forms above.
