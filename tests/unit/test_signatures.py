@@ -233,6 +233,19 @@ def test_forms_no_split_had_shown(text: str, kind: str) -> None:
     assert signature_of("", text, None, resemblance.Centroids({}, {})).kind == kind
 
 
+def test_a_frontend_error_is_one_key_on_its_banners_line_or_below_it() -> None:
+    # Triton prints the error under the source excerpt; a report may keep it on the
+    # banner's line. Its banner may be a subclass of CompilationError.
+    forms = [
+        "triton.compiler.errors.CompilationError: at 3:4: unsupported AST node type: Try",
+        "UnsupportedLanguageConstruct: at 3:4: unsupported AST node type: Try",
+        "triton.compiler.errors.UnsupportedLanguageConstruct: at 7:8:\n    try:\n    ^\n"
+        "unsupported AST node type: Try",
+    ]
+    keys = {signature_of("", text, None).key for text in forms}
+    assert keys == {"frontend|unsupported AST node type: Try"}
+
+
 def test_a_test_runners_section_rule_is_never_the_error_line() -> None:
     text = (
         "-------------------------------- live log call ---------------------------------\n"

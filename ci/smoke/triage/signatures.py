@@ -755,12 +755,19 @@ def _as_exception_line(text: str) -> str:
     return f"{parts['type']}: {parts['message']}" if parts else text
 
 
+# Triton's banner over a kernel source's error, and its subclasses': the error is below it.
+_COMPILATION_BANNER_TYPE = re.compile(
+    r"CompilationError|UnsupportedLanguageConstruct|CompileTimeAssertionFailure"
+)
+_BANNER_PREFIX = re.compile(rf"^(?:[\w.]+\.)?(?:{_COMPILATION_BANNER_TYPE.pattern}): at \d+:\d+:")
+
+
 def _frontend(kind: str, evidence: Evidence) -> Signature:
     location = _FRONTEND_LOCATION.search(evidence.text)
     errors = [
         m["line"]
         for m in _EXCEPTION_LINE.finditer(evidence.text)
-        if "CompilationError" not in m["line"]
+        if not _COMPILATION_BANNER_TYPE.search(m["line"])
     ]
     reprs = [_as_exception_line(m["line"]) for m in _REPR_ERROR.finditer(evidence.text)]
     under = [m["line"] for m in _UNDER_CARET.finditer(evidence.text)]
@@ -768,6 +775,8 @@ def _frontend(kind: str, evidence: Evidence) -> Signature:
     # caret points at is what tells one frontend error from another, never the banner.
     pointed = [m["line"].strip() for m in _ABOVE_CARET.finditer(evidence.text)]
     error = (reprs or errors or under or pointed or [headline(evidence)])[0 if reprs else -1]
+    # A banner with its error on the same line: the error, as when it is printed below.
+    error = _BANNER_PREFIX.sub("", error).strip() or error
     kernel = kernel_of(evidence)
     where = f"{location['line']}:{location['col']}" if location else ""
     key = _with_fallback(kind, [without_numbers(error)], evidence)
