@@ -38,6 +38,15 @@ def test_a_header_most_lines_share_is_cut(header: str) -> None:
     assert clean_log(_wrapped(header)) == PLAIN
 
 
+def test_xla_and_tensorflows_log_header_is_cut_on_a_line_of_its_own() -> None:
+    # TSL's logging: a date, a level letter, the source file; a header no other line shares.
+    line = "Results do not match the reference. This is likely a bug."
+    logged = f"2024-09-30 16:07:48.549145: E external/xla/service/gemm_autotuner.cc:958] {line}"
+    assert clean_log(f"{logged}\nDifference at 32: 400, expected 772") == (
+        f"{line}\nDifference at 32: 400, expected 772"
+    )
+
+
 def test_a_logger_level_that_varies_line_by_line_is_part_of_its_header() -> None:
     levels = ("ERROR", "INFO", "WARNING", "ERROR")
     text = "\n".join(

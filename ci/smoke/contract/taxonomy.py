@@ -88,6 +88,8 @@ _PREFIXES = (
     ),
     re.compile(r"[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]\s?(?:\[[\d/]+\]\s)?"),  # glog
     re.compile(r"\[[EWIF]\d{4} [\d:.]+ \S+:\d+\] ?"),  # glog in brackets (ProcessGroupNCCL)
+    # TensorFlow's and XLA's logging (TSL): "2024-09-30 16:07:48.549145: E path/x.cc:958] ".
+    re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [EWIF] \S+:\d+\] ?"),
     re.compile(r"\[\d{4}-\d\d-\d\d [\d:,.]+ [EWIF] \d+ \d+\] \S+:\d+:\s*"),  # ray's logging.cc
     re.compile(r"\[\d\d:\d\d:\d\d\]\s+\w+/\w+\s+"),  # [16:10:33] stdout/INFO
     re.compile(r"E {2,}"),  # pytest's failure lines ("E       RuntimeError: ...")
