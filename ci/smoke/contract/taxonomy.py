@@ -693,8 +693,14 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 
+# Triton's errors of a kernel's source (triton.compiler.errors): the banner and its
+# subclasses. Not MLIRCompilationError (a vendor's pass pipeline).
+SOURCE_ERROR_TYPES = re.compile(
+    r"(?<![A-Za-z])(?:CompilationError|UnsupportedLanguageConstruct|CompileTimeAssertionFailure)\b"
+)
+
 FRONTEND_FORMS = (
-    re.compile(r"(?<![A-Za-z])CompilationError\b"),
+    SOURCE_ERROR_TYPES,
     re.compile(r"IncompatibleTypeError"),
     re.compile(r"Did you forget to add @triton\.jit"),
     re.compile(r"unsupported tensor index"),
@@ -714,9 +720,7 @@ FRONTEND_FORMS = (
     re.compile(r"Unimplemented primitive in \w+ (?:\w+ )?lowering"),
     # The language's limit on a block's elements, checked as the kernel's source is read.
     re.compile(r"exceeds triton maximum tensor numel"),
-    # Triton's other errors of a kernel's source (triton.compiler.errors), and the
-    # language's own checks of its arguments, in releases that raise them bare.
-    re.compile(r"\b(?:UnsupportedLanguageConstruct|CompileTimeAssertionFailure)\b"),
+    # The language's own checks of its arguments, in releases that raise them bare.
     re.compile(r"arguments must be of type tl\.constexpr|Input shapes should have M >= 16"),
 )
 

@@ -755,11 +755,11 @@ def _as_exception_line(text: str) -> str:
     return f"{parts['type']}: {parts['message']}" if parts else text
 
 
-# Triton's banner over a kernel source's error, and its subclasses': the error is below it.
-_COMPILATION_BANNER_TYPE = re.compile(
-    r"CompilationError|UnsupportedLanguageConstruct|CompileTimeAssertionFailure"
+# Triton's banner over a kernel source's error (taxonomy.SOURCE_ERROR_TYPES): the error is
+# below it, or after it on its line.
+_BANNER_PREFIX = re.compile(
+    rf"^(?:[\w.]+\.)?(?:{taxonomy.SOURCE_ERROR_TYPES.pattern}): at \d+:\d+:"
 )
-_BANNER_PREFIX = re.compile(rf"^(?:[\w.]+\.)?(?:{_COMPILATION_BANNER_TYPE.pattern}): at \d+:\d+:")
 
 
 def _frontend(kind: str, evidence: Evidence) -> Signature:
@@ -767,7 +767,7 @@ def _frontend(kind: str, evidence: Evidence) -> Signature:
     errors = [
         m["line"]
         for m in _EXCEPTION_LINE.finditer(evidence.text)
-        if not _COMPILATION_BANNER_TYPE.search(m["line"])
+        if not taxonomy.SOURCE_ERROR_TYPES.search(m["line"])
     ]
     reprs = [_as_exception_line(m["line"]) for m in _REPR_ERROR.finditer(evidence.text)]
     under = [m["line"] for m in _UNDER_CARET.finditer(evidence.text)]
