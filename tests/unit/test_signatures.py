@@ -1900,6 +1900,17 @@ ROUND_32: list[Case] = [
 ]
 
 
+ROUND_34: list[Case] = [
+    # Inductor finding no host C++ compiler (MSVC's cl on Windows), under Dynamo's wrapper.
+    (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "RuntimeError: Compiler: cl is not found.",
+        "toolchain",
+        {},
+    ),
+]
+
+
 ROUND_33: list[Case] = [
     # pip has no build of the package for this platform at all: not installable here.
     (
@@ -2004,6 +2015,7 @@ def test_a_bare_pass_manager_failure_is_told_apart_by_the_model_that_met_it() ->
         *ROUND_31,
         *ROUND_32,
         *ROUND_33,
+        *ROUND_34,
     ],
 )
 def test_forms_by_round(text: str, kind: str, facts: dict[str, str]) -> None:

@@ -65,7 +65,7 @@ FLOORS = {
     "frozen-31": {"logs": 33, "right": 30, "facts_kept": 0, "groups_split": 1, "collisions": 2},
     "frozen-32": {"logs": 12, "right": 11, "facts_kept": 3, "groups_split": 1, "collisions": 0},
     "frozen-33": {"logs": 26, "right": 25, "facts_kept": 2, "groups_split": 0, "collisions": 3},
-    "frozen-34": {"logs": 21, "right": 18, "facts_kept": 1, "groups_split": 1, "collisions": 0},
+    "frozen-34": {"logs": 21, "right": 19, "facts_kept": 1, "groups_split": 1, "collisions": 0},
 }
 
 

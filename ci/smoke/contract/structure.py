@@ -642,7 +642,8 @@ TABLE: Tuple[Row, ...] = (
     Row("toolchain", layer="sdk_lookup", why="a backend did not find the host's SDK or tools"),
     Row(
         "toolchain",
-        words=re.compile(r"Failed to find C compiler"),
+        # Triton's words, and Inductor's for the C++ compiler it builds with ("cl" on Windows).
+        words=re.compile(r"Failed to find C compiler|\bCompiler: \S+ is not found"),
         why="no host C compiler (seen in the message or its raise line)",
     ),
     # The device faulted while the kernel ran: the launcher or the driver reports it.
