@@ -233,6 +233,66 @@ def test_forms_no_split_had_shown(text: str, kind: str) -> None:
     assert signature_of("", text, None, resemblance.Centroids({}, {})).kind == kind
 
 
+# A device runtime's error code in each wrapper that reports one: PyTorch's, PyTorch's driver
+# API's, Triton's launcher, the code's own name.
+_RUNTIME_FORMS = (
+    "RuntimeError: CUDA error: {said}\nCUDA kernel errors might be asynchronously reported at"
+    " some other API call, so the stacktrace below might be incorrect.",
+    "torch.AcceleratorError: CUDA error: {said}",
+    "RuntimeError: CUDA driver error: {said}",
+    "RuntimeError: Triton Error [CUDA]: {said}",
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "kind"),
+    [
+        # What the code means decides: a kernel's fault, the node's memory or hardware, the
+        # device's watchdog, a launch asking more than a multiprocessor has.
+        ("unspecified launch failure", "crash"),
+        ("invalid program counter", "crash"),
+        ("out of memory", "infrastructure"),
+        ("uncorrectable ECC error encountered", "infrastructure"),
+        ("the launch timed out and was terminated", "timeout"),
+        ("too many resources requested for launch", "out_of_resources"),
+        # Any other code is the runtime refusing what it was asked.
+        ("invalid argument", "driver"),
+        ("initialization error", "driver"),
+        ("the provided PTX was compiled with an unsupported toolchain.", "driver"),
+        ("named symbol not found", "driver"),
+    ],
+)
+def test_a_runtime_error_code_is_classed_by_what_it_means_in_any_wrapper(
+    said: str, kind: str
+) -> None:
+    for form in _RUNTIME_FORMS:
+        text = form.format(said=said)
+        assert signature_of("", text, None, resemblance.Centroids({}, {})).kind == kind, text
+
+
+def test_a_device_fault_is_one_key_by_its_message_or_its_codes_name() -> None:
+    illegal = [
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "RuntimeError: Triton Error [CUDA]: CUDA_ERROR_ILLEGAL_ADDRESS",
+        "hipErrorIllegalAddress",
+    ]
+    assert {signature_of("", text, None).key for text in illegal} == {
+        "crash|device fault (an illegal memory access was encountered)|?|?"
+    }
+    launch = ["RuntimeError: HIP error: unspecified launch failure", "cudaErrorLaunchFailure"]
+    assert {signature_of("", text, None).key for text in launch} == {
+        "crash|device fault (unspecified launch failure)|?|?"
+    }
+    # A report cut inside the assert's message (a box, a wrap) keeps its first words.
+    asserted = [
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "<repr-error 'CUDA error: device-side assert            │ │\n   triggered",
+    ]
+    assert {signature_of("", text, None).key for text in asserted} == {
+        "crash|device fault (device-side assert triggered)|?|?"
+    }
+
+
 def test_a_frontend_error_is_one_key_on_its_banners_line_or_below_it() -> None:
     # Triton prints the error under the source excerpt; a report may keep it on the
     # banner's line. Its banner may be a subclass of CompilationError.

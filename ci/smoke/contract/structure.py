@@ -312,14 +312,49 @@ class Row:
 
 
 _IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
+# A device runtime's error, by what its code means, in any wrapper: Triton's launcher
+# ("Triton Error [CUDA]: out of memory"), PyTorch's ("CUDA error: out of memory"), or the
+# code's own name. Its one owner: the table's rows and the signatures' keys read it here.
+_RUNTIME_SAYS = r"(?:\b(?:CUDA|HIP|XPU|MUSA)(?: driver)? error|Triton Error \[\w+\]):\s*"
 # A fault of the device while a kernel ran, reported through the driver's error path.
 DEVICE_FAULT = re.compile(
     r"illegal memory access|misaligned address|unspecified launch failure|\billegal[ _]address\b"
     r"|illegal instruction|hardware (?:exception|stack error)|trapType"
+    # CUDA's words for a kernel that jumped to a bad address or used one in the wrong space.
+    r"|invalid program counter|operation not supported on [\w/]*shared address space"
+    # The runtimes' names of the same codes (CUDA_ERROR_ILLEGAL_ADDRESS, hipErrorLaunchFailure).
+    r"|\b(?:CUDA_ERROR_|cudaError|hipError)(?:ILLEGAL_?ADDRESS|MISALIGNED_?ADDRESS"
+    r"|ILLEGAL_?INSTRUCTION|LAUNCH_?FAIL(?:ED|URE)|HARDWARE_?STACK_?ERROR|INVALID_?PC|ASSERT)\b"
     # Not "enable device-side assertions": torch appends that advice to every device error.
-    r"|device-side assert(?:ion)? triggered|DEVICE_LOST\b|\bdevice (?:was )?lost\b",
+    r"|device-side assert(?:ion)? triggered|DEVICE_LOST\b|\bdevice (?:was )?lost\b"
+    # The runtime's report of the assert, its first words (a box or a wrap may cut the rest).
+    rf"|{_RUNTIME_SAYS}device-side assert\b",
     re.I,
 )
+# The runtimes' names of fault codes, and the first words of a report cut short, in the words
+# of the runtime's full message: one fault, one name, whichever form a report shows.
+_FAULT_NAMES = (
+    (re.compile(r"ILLEGAL_?ADDRESS$", re.I), "an illegal memory access was encountered"),
+    (re.compile(r"MISALIGNED_?ADDRESS$", re.I), "misaligned address"),
+    (re.compile(r"ILLEGAL_?INSTRUCTION$", re.I), "illegal instruction"),
+    (re.compile(r"LAUNCH_?FAIL(?:ED|URE)$", re.I), "unspecified launch failure"),
+    (re.compile(r"HARDWARE_?STACK_?ERROR$", re.I), "hardware stack error"),
+    (re.compile(r"INVALID_?PC$", re.I), "invalid program counter"),
+    (re.compile(r"(?:_|[a-z])ASSERT$|device-side assert$", re.I), "device-side assert triggered"),
+)
+
+
+def device_fault(text: str) -> str:
+    """The device fault the text names (DEVICE_FAULT), in its runtime message's words; or ""."""
+    fault = DEVICE_FAULT.search(text)
+    if fault is None:
+        return ""
+    for form, name in _FAULT_NAMES:
+        if form.search(fault[0]):
+            return name
+    return fault[0].lower()
+
+
 # A device's own report that a kernel faulted, printed outside any exception line (Ascend's
 # runtime: an AI core or vector core exception, an abnormal core execution).
 _DEVICE_REPORT = re.compile(
@@ -334,6 +369,39 @@ _DEVICE_REPORT = re.compile(
     r"|HW Exception by GPU node"
     # NVIDIA's compute-sanitizer (memcheck) caught the kernel's access.
     r"|^=+ +Invalid __(?:shared|global|local)__ (?:read|write)\b",
+    re.I,
+)
+# A device runtime's report of an error code that no form above names (PyTorch's "CUDA
+# error: invalid argument"): the runtime refused what it was asked, a driver failure.
+RUNTIME_ERROR = re.compile(rf"{_RUNTIME_SAYS}\S")
+# The device's memory ran out under the program's tensors (the model, a cache, a batch): the
+# node's capacity for the job, not a kernel's limits (out_of_resources).
+DEVICE_MEMORY = re.compile(
+    r"\b(?:CUDA|HIP|XPU|NPU|MUSA) out of memory(?=\.)"
+    rf"|{_RUNTIME_SAYS}out of memory\b"
+    r"|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bhipErrorOutOfMemory\b|\bcudaErrorMemoryAllocation\b"
+    r"|\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b"
+)
+# The device's hardware failed under the job: its memory's ECC, an NVLink, the GPU lost from
+# the bus. The node's, not the kernel's (a kernel's own fault is DEVICE_FAULT).
+DEVICE_HARDWARE = re.compile(
+    r"uncorrectable ECC error|\b(?:CUDA_ERROR_|cudaError)ECC_?UNCORRECTABLE\b"
+    r"|uncorrectable NVLink error|\b(?:CUDA_ERROR_|cudaError)NVLINK_?UNCORRECTABLE\b"
+    r"|GPU has fallen off the bus",
+    re.I,
+)
+# The device's watchdog ended a kernel that ran too long (a display GPU's time limit), or the
+# runtime gave up waiting on the device.
+LAUNCH_TIMEOUT = re.compile(
+    rf"{_RUNTIME_SAYS}(?:the launch timed out and was terminated|wait operation timed out)"
+    r"|\bCUDA_ERROR_LAUNCH_TIMEOUT\b|\bcudaErrorLaunchTimeout\b|\bhipErrorLaunchTimeOut\b"
+)
+# The launch asked more of a multiprocessor than it has (registers for the block's threads,
+# blocks for a cooperative launch): the kernel's resources, refused at launch.
+LAUNCH_RESOURCES = re.compile(
+    r"too many resources requested for launch|too many blocks in cooperative launch"
+    r"|\b(?:CUDA_ERROR_|cudaError|hipError)"
+    r"(?:LAUNCH_?OUT_?OF_?RESOURCES|COOPERATIVE_?LAUNCH_?TOO_?LARGE)\b",
     re.I,
 )
 # The driver's own compiler failed to build the module from the IR it was given (a PTX or
@@ -645,6 +713,32 @@ TABLE: Tuple[Row, ...] = (
         # Triton's words, and Inductor's for the C++ compiler it builds with ("cl" on Windows).
         words=re.compile(r"Failed to find C compiler|\bCompiler: \S+ is not found"),
         why="no host C compiler (seen in the message or its raise line)",
+    ),
+    # What a device runtime's error code means, whoever reports it (a code no row names is
+    # the driver's refusal: taxonomy's forms).
+    Row(
+        "infrastructure",
+        words=DEVICE_MEMORY,
+        scope="any",
+        why="the device's memory ran out under the program's tensors (the node's capacity)",
+    ),
+    Row(
+        "infrastructure",
+        words=DEVICE_HARDWARE,
+        scope="any",
+        why="the device's hardware failed under the job (ECC, NVLink, lost from the bus)",
+    ),
+    Row(
+        "timeout",
+        words=LAUNCH_TIMEOUT,
+        scope="any",
+        why="the device's watchdog ended a kernel that ran too long",
+    ),
+    Row(
+        "out_of_resources",
+        words=LAUNCH_RESOURCES,
+        scope="any",
+        why="the launch asked more of a multiprocessor than it has (refused at launch)",
     ),
     # The device faulted while the kernel ran: the launcher or the driver reports it.
     Row(

@@ -439,6 +439,12 @@ def resource_failure(text: str) -> ResourceFailure | None:
         return ResourceFailure(
             overflow["resource"], overflow["required"], overflow["limit"], False, overflow.group(0)
         )
+    launch = structure.LAUNCH_RESOURCES.search(text)
+    if launch is not None:
+        # The runtime's message and its code's name say one thing: one resource name for both.
+        cooperative = "cooperative" in launch.group(0).replace("_", "").lower()
+        resource = "blocks of a cooperative launch" if cooperative else "resources for a launch"
+        return ResourceFailure(resource, "", "", False, launch.group(0))
     named = _NAMED_OVERFLOW.search(text)
     if named is not None:
         return ResourceFailure(named["resource"].lower(), "", "", False, named.group(0))
@@ -479,14 +485,9 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|device kernel image is invalid"
         ),
     ),
-    # The runtime refuses a launch's configuration (grid, cores, resources per block).
-    (
-        DRIVER,
-        re.compile(
-            r"KernelLaunch failed|too many resources requested for launch"
-            r"|invalid configuration argument"
-        ),
-    ),
+    # The runtime refuses a launch's configuration (grid, cores per block); a launch asking
+    # more resources than a multiprocessor has is out of resources (structure.LAUNCH_RESOURCES).
+    (DRIVER, re.compile(r"KernelLaunch failed|invalid configuration argument")),
     (
         DRIVER,
         re.compile(
@@ -562,9 +563,10 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # Python's words for the same: a subprocess "died with <Signals.SIGKILL: 9>".
     ("node", re.compile(r"(?P<reason>died with <Signals\.SIGKILL: 9>)")),
     ("node", re.compile(r"(?P<reason>Out of memory: Killed process|oom-kill)")),
-    # The device's memory ran out under the program's tensors (the model, a cache, a batch):
-    # the node's capacity for the job, not a kernel's limits (out_of_resources).
-    ("device memory", re.compile(r"(?P<reason>\b(?:CUDA|HIP|XPU|NPU|MUSA) out of memory)\.")),
+    # The device's memory ran out under the program's tensors, whoever reports it
+    # (its one owner: structure.DEVICE_MEMORY), and its hardware failed under the job.
+    ("device memory", re.compile(f"(?P<reason>{structure.DEVICE_MEMORY.pattern})")),
+    ("device hardware", re.compile(f"(?P<reason>{structure.DEVICE_HARDWARE.pattern})", re.I)),
     # The package index an image is built from lacks a pinned package.
     ("package index", re.compile(r"(?P<reason>No matching distribution found for \S+)")),
     ("node", re.compile(r"node '?(?P<node>[\w.-]+)'? (?:is )?(?P<reason>unreachable)")),
@@ -989,6 +991,8 @@ def kind_of(text: str) -> str:
         return CRASH
     if any(form.search(text) for form in NUMERIC_FORMS):
         return NUMERIC_MISMATCH
+    if structure.RUNTIME_ERROR.search(text):
+        return DRIVER
     if _COMPILE_FRAME.search(text) or _COMPILE_FAILED.search(text):
         return COMPILE_ERROR
     if any(form.search(text) for _, form in LATE_INFRASTRUCTURE_FORMS):

@@ -818,11 +818,12 @@ _BACKENDS = re.compile(
 )
 _DRIVERS = re.compile(r"(?P<count>\d+) active drivers \((?P<actives>\[[^\]]*\])\)")
 # Triton's launcher and driver ("Triton Error [CUDA]: ..."), the CUDA and HIP runtimes'
-# own form ("CUDA: Error- ...") and PyTorch's ("HIP error: invalid device function").
+# own form ("CUDA: Error- ...") and PyTorch's ("HIP error: invalid device function", "CUDA
+# driver error: ...").
 _DEVICE_ERROR = re.compile(
     r"Triton Error \[(?P<api>\w+)\]:\s*(?P<message>[^\n']*)"
     r"|\b(?P<api2>CUDA|HIP): Error- (?P<message2>[^\n']*)"
-    r"|\b(?P<api3>CUDA|HIP|XPU) error: (?P<message3>[^\n']*)"
+    r"|\b(?P<api3>CUDA|HIP|XPU|MUSA)(?: driver)? error: (?P<message3>[^\n']*)"
 )
 
 
@@ -1101,8 +1102,8 @@ def _signal_name(text: str) -> str:
                 return f"signal {number}"
     # A device fault reported only through the driver's error path (a misaligned address,
     # an unspecified launch failure): the words the table decided it by.
-    fault = structure.DEVICE_FAULT.search(text)
-    return f"device fault ({fault[0].lower()})" if fault else ""
+    fault = structure.device_fault(text)
+    return f"device fault ({fault})" if fault else ""
 
 
 def _crash(kind: str, evidence: Evidence) -> Signature:
