@@ -226,6 +226,13 @@ def test_a_runtime_that_cannot_start_on_the_nodes_driver_is_the_driver(text: str
             " limit: 65536.",
             "out_of_resources",
         ),
+        (
+            "RuntimeError: cannot locate libcuda.so after attempted paths ['/usr/lib64']",
+            "toolchain",
+        ),
+        ("KeyError: 'Keyword argument BLOCK was specified but unrecognised'", "harness_error"),
+        ("ValueError: @jit functions should be defined in a Python file", "harness_error"),
+        ("torch._inductor.exc.InductorError: CppCompileError: C++ compile error", "compile_error"),
     ],
 )
 def test_forms_no_split_had_shown(text: str, kind: str) -> None:

@@ -545,6 +545,10 @@ _CALLER_MISUSE = re.compile(
     r"Conflicting meta-parameters: [\w, ]+\. Make sure that you don't re-define auto-tuned"
     r"|Expected all tensors to be on the same device"
     r"|Could not run '[\w:.]+' with arguments from the '\w+' backend"
+    # Triton's launcher: the caller passed a keyword the kernel has no parameter of; the
+    # caller defined a kernel where Triton cannot read its source (a notebook cell, exec).
+    r"|Keyword argument \w+ was specified but unrecognised"
+    r"|@jit functions should be defined in a Python file"
 )
 # The caller uses an object its setup never made (``None`` where an op or module should be).
 _NONE_OBJECT = re.compile(r"'NoneType' object has no attribute '\w+'")

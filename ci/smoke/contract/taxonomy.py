@@ -255,8 +255,10 @@ _MISSING_TOOL = (
     (re.compile(r"ASCEND_HOME_PATH is not set"), "the CANN toolkit (ASCEND_HOME_PATH)"),
     # Building the launcher stub needs a host C compiler (triton/runtime/build.py).
     (re.compile(r"Failed to find C compiler"), "the host C compiler (CC)"),
-    # The driver library the launcher links against, looked for by name (Triton 2.x's words).
+    # The driver library the launcher links against, looked for by name (Triton 2.x's words,
+    # and later releases': "cannot locate libcuda.so after attempted paths").
     (re.compile(r"(?P<tool>libcuda\.so) cannot (?:be )?found"), "{tool}"),
+    (re.compile(r"cannot locate (?P<tool>libcuda\.so)\b"), "{tool}"),
     # The host C compiler is there but cannot build the launcher stub Triton generates.
     (
         re.compile(r"Failed to compile\. cc_cmd: \[\s*'(?P<tool>[^']+)'"),
@@ -944,6 +946,9 @@ _COMPILE_FAILED = re.compile(
     r"|\bNoValidChoicesError\b"
     # Inductor's lowering of an op to its IR failed, before any Triton source existed.
     r"|\bLoweringException\b"
+    # Inductor's C++ build of the code it generated failed (the compiler's own words, where
+    # the log has them, decide first).
+    r"|\bCppCompileError\b"
 )
 
 # An exception raised inside Triton's compile path, in none of the forms above.
