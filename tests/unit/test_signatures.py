@@ -233,6 +233,45 @@ def test_a_runtime_that_cannot_start_on_the_nodes_driver_is_the_driver(text: str
         ("KeyError: 'Keyword argument BLOCK was specified but unrecognised'", "harness_error"),
         ("ValueError: @jit functions should be defined in a Python file", "harness_error"),
         ("torch._inductor.exc.InductorError: CppCompileError: C++ compile error", "compile_error"),
+        # A child killed from outside (SIGKILL: the memory killer), in torch's launchers' words
+        # and the shell's; a signal of the child's own stays a crash.
+        (
+            "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with"
+            " signal SIGKILL",
+            "infrastructure",
+        ),
+        (
+            "  exitcode  : -9 (pid: 1234)\n  traceback : Signal 9 (SIGKILL) received",
+            "infrastructure",
+        ),
+        ("  exitcode  : -11 (pid: 1234)\n  traceback : Signal 11 (SIGSEGV) received", "crash"),
+        (
+            "RuntimeError: DataLoader worker (pid 12345) is killed by signal: Killed.",
+            "infrastructure",
+        ),
+        ("python bench.py --quick\nKilled", "infrastructure"),
+        # Workers that could not meet; NCCL's transport failing under them.
+        (
+            "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients."
+            " 1/2 clients joined.",
+            "infrastructure",
+        ),
+        (
+            "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970,"
+            " unhandled system error (run with NCCL_DEBUG=INFO for details)",
+            "infrastructure",
+        ),
+        (
+            "OSError: We couldn't connect to 'https://huggingface.co' to load this file",
+            "infrastructure",
+        ),
+        # A CI service ending a job past its limit.
+        (
+            "##[error]The job running on runner gpu-3 has exceeded the maximum execution time"
+            " of 360 minutes.",
+            "timeout",
+        ),
+        ("ERROR: Job failed: execution took longer than 1h0m0s seconds", "timeout"),
     ],
 )
 def test_forms_no_split_had_shown(text: str, kind: str) -> None:

@@ -463,6 +463,7 @@ NETWORK = re.compile(
     r"|\bHTTP Error [45]\d\d\b|\bToo Many Requests\b|\brate[- ]limit(?:ed)? you\b"
     r"|\bhit the quota of\b|Temporary failure in name resolution|Name or service not known"
     r"|\bNetwork is unreachable\b"
+    rf"|couldn't connect to '?https?://(?!{_LOCAL_HOST})"
     r"|An error occurred \(\w+\) when calling the \w+ operation|Unable to locate credentials"
     # A remote host closing the connection under a download from it (http.client's words).
     rf"|https?://(?!{_LOCAL_HOST})\S+[^\n]*\n(?:[^\n]*\n){{0,3}}?[^\n]*"

@@ -564,6 +564,15 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("node", re.compile(r"(?P<reason>(?:exit|exited with|return) (?:code|status) 137)\b")),
     # Python's words for the same: a subprocess "died with <Signals.SIGKILL: 9>".
     ("node", re.compile(r"(?P<reason>died with <Signals\.SIGKILL: 9>)")),
+    # ... and torch's launchers' words for a child killed so (multiprocessing's spawn,
+    # torchelastic's failure report, a DataLoader worker).
+    (
+        "node",
+        re.compile(
+            r"(?P<reason>terminated with signal SIGKILL|Signal 9 \(SIGKILL\) received by PID"
+            r"|exitcode\s*: -9\b|is killed by signal: Killed)"
+        ),
+    ),
     ("node", re.compile(r"(?P<reason>Out of memory: Killed process|oom-kill)")),
     # The device's memory ran out under the program's tensors, whoever reports it
     # (its one owner: structure.DEVICE_MEMORY), and its hardware failed under the job.
@@ -580,6 +589,15 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|bootstrap pre-initialization failed)"
         ),
     ),
+    # The workers could not meet: a rendezvous or store timed out waiting for them, NCCL's
+    # transport failed under them (a socket, shared memory, a remote peer gone).
+    (
+        "collective",
+        re.compile(
+            r"(?P<reason>Timed out after \d+ seconds waiting for clients|RendezvousTimeoutError"
+            r"|RendezvousConnectionError|unhandled system error|ncclSystemError|ncclRemoteError)"
+        ),
+    ),
     # Last: the network or a remote service (its one owner: structure.NETWORK); its words are
     # the reason.
     ("network", re.compile(f"(?P<reason>{structure.NETWORK.pattern})")),
@@ -590,6 +608,8 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # A process that failed is often killed after by its parent: its own failure comes first.
 LATE_INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("node", re.compile(r": line \d+: +\d+ (?P<reason>Killed) ")),
+    # The shell's one word for its child killed so, on a line of its own.
+    ("node", re.compile(r"^(?P<reason>Killed)\s*$", re.M)),
 )
 
 CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -781,6 +801,11 @@ TIMEOUT_FORMS = (
     # A service's own watchdog (a serving scheduler's) fired: its work did not finish in
     # time. A collective's watchdog is the network's, decided before (structure.EVENTS).
     re.compile(r"\bwatchdog timeout\b", re.I),
+    # A CI service ended a job that ran past its limit (GitHub Actions', GitLab's words).
+    re.compile(
+        r"has exceeded the maximum execution time of (?P<amount>\d+) ?(?P<unit>minutes?)"
+        r"|Job failed: execution took longer than"
+    ),
     # A test runner's or CI's report of tests that never finished.
     re.compile(r"\btests? (?:are|is|were|was) hanging\b|\bhanging tests?\b", re.I),
 )
