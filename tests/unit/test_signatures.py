@@ -339,6 +339,25 @@ def test_a_device_fault_is_one_key_by_its_message_or_its_codes_name() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # The language's own terms in a bare Python error: the frontend checking the kernel.
+        ("ValueError: `other` cannot be provided without `mask`", "frontend"),
+        ("TypeError: values element 0 must have type `constexpr`", "frontend"),
+        ("ValueError: program_id axis must be 0, 1, or 2 but got 3", "frontend"),
+        ("NotImplementedError: __setitem__ is not supported in triton", "frontend"),
+        ("ValueError: Cache modifier .cg not supported", "frontend"),
+        # The caller's program using an API the release lacks stays a harness error.
+        ("AttributeError: module 'triton.language' has no attribute 'math'", "harness_error"),
+        # Words that are no language's: left to the other rules (here none decides).
+        ("ValueError: x is already defined.", "unclassified"),
+    ],
+)
+def test_a_bare_error_in_the_languages_terms_is_the_frontend(text: str, kind: str) -> None:
+    assert signature_of("", text, None, resemblance.Centroids({}, {})).kind == kind
+
+
 def test_a_frontend_error_is_one_key_on_its_banners_line_or_below_it() -> None:
     # Triton prints the error under the source excerpt; a report may keep it on the
     # banner's line. Its banner may be a subclass of CompilationError.

@@ -746,6 +746,25 @@ FRONTEND_FORMS = (
     re.compile(r"exceeds triton maximum tensor numel"),
     # The language's own checks of its arguments, in releases that raise them bare.
     re.compile(r"arguments must be of type tl\.constexpr|Input shapes should have M >= 16"),
+    # A Python error whose message speaks the language's own terms (its module, constexpr,
+    # block types and pointers, its ranges, program ids, descriptors): the language checking
+    # the kernel, raised bare (no banner in the excerpt). Where the caller's program uses an
+    # API the release lacks, a row of the structure has decided before.
+    re.compile(
+        r"^[ \t]*(?:[\w.]+\.)?(?:ValueError|TypeError|AssertionError|NotImplementedError"
+        r"|RuntimeError|NameError|AttributeError)(?:: |\(['\"])[^\n]*?"
+        r"(?:\btl\.[a-z_]\w*|`?\bconstexpr\b|\bblock_type\b|\bblock pointers?\b"
+        r"|@triton\.jit(?:'d)? function|\bin triton\b|\bstatic_(?:range|assert)\b"
+        r"|\b(?:program_id|num_programs) axis\b|\barange(?:'s| must)\b|make_shape_compatible"
+        r"|\b(?:tensor )?descriptor (?:block shape|last dim)\b|\batomic_\w+ (?:not supported|only supports)"
+        r"|\bpointer argument\b|\bconstant pointer\b|\badd pointers\b"
+        # The options of its loads, stores and conversions, and its shape checks.
+        r"|`(?:mask|other|padding_option|boundary_check|base)`|\bblock_shape\b"
+        r"|\b(?:Cache modifier|Eviction policy|Padding option|Memory semantic) \S+ not supported"
+        r"|\bfp_downcast_rounding\b|\bmax_num_imprecise_acc\b|Cannot broadcast, "
+        r"|\bpermute dims\b|For loop bounds and step)",
+        re.M | re.I,
+    ),
 )
 
 # Triton 1.x's compiler passes, as a native stack names them
