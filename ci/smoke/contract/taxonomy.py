@@ -756,7 +756,8 @@ FRONTEND_FORMS = (
         r"(?:\btl\.[a-z_]\w*|`?\bconstexpr\b|\bblock_type\b|\bblock pointers?\b"
         r"|@triton\.jit(?:'d)? function|\bin triton\b|\bstatic_(?:range|assert)\b"
         r"|\b(?:program_id|num_programs) axis\b|\barange(?:'s| must)\b|make_shape_compatible"
-        r"|\b(?:tensor )?descriptor (?:block shape|last dim)\b|\batomic_\w+ (?:not supported|only supports)"
+        r"|\b(?:tensor )?descriptor (?:block shape|last dim)\b"
+        r"|\batomic_\w+ (?:not supported|only supports)"
         r"|\bpointer argument\b|\bconstant pointer\b|\badd pointers\b"
         # The options of its loads, stores and conversions, and its shape checks.
         r"|`(?:mask|other|padding_option|boundary_check|base)`|\bblock_shape\b"
