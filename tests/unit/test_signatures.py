@@ -339,6 +339,71 @@ def test_a_device_fault_is_one_key_by_its_message_or_its_codes_name() -> None:
     }
 
 
+# HIP's runtime in each wrapper that reports its codes: PyTorch's, Triton's HIP launcher (the
+# code's number before the message, "Messsage" as some releases spell it), the code's name.
+_HIP_FORMS = (
+    "RuntimeError: HIP error: {said}",
+    "torch.AcceleratorError: HIP error: {said}",
+    "RuntimeError: Triton Error [HIP]:  Code: 7, Messsage: {said}",
+    "RuntimeError: Triton Error [HIP]: Code: 7, Message: {said}",
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "said", "kind"),
+    [
+        ("hipErrorOutOfMemory", "out of memory", "infrastructure"),
+        ("hipErrorECCNotCorrectable", "uncorrectable ECC error encountered", "infrastructure"),
+        ("hipErrorLaunchTimeOut", "the launch timed out and was terminated", "timeout"),
+        ("hipErrorPriorLaunchFailure", "unspecified launch failure in prior launch", "crash"),
+        (
+            "hipErrorLaunchOutOfResources",
+            "too many resources requested for launch",
+            "out_of_resources",
+        ),
+        ("hipErrorInvalidImage", "device kernel image is invalid", "driver"),
+        ("hipErrorInvalidValue", "invalid argument", "driver"),
+    ],
+)
+def test_a_hip_error_code_is_classed_by_what_it_means_in_any_wrapper(
+    name: str, said: str, kind: str
+) -> None:
+    empty = resemblance.Centroids({}, {})
+    texts = [form.format(said=said) for form in _HIP_FORMS] + [f"RuntimeError: {name}"]
+    for text in texts:
+        assert signature_of("", text, None, empty).kind == kind, text
+    # One code, one key, whichever wrapper reports it.
+    assert len({signature_of("", text, None, empty).key for text in texts[:4]}) == 1, texts
+
+
+def test_the_devices_memory_running_out_is_one_key_in_any_wrapper() -> None:
+    texts = [
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "RuntimeError: CUDA error: out of memory",
+        "RuntimeError: Triton Error [CUDA]: out of memory",
+        "CUDA_ERROR_OUT_OF_MEMORY",
+    ]
+    assert {signature_of("", text, None).key for text in texts} == {
+        "infrastructure|device memory|CUDA out of memory"
+    }
+    assert signature_of("", "hipErrorOutOfMemory", None).key == (
+        "infrastructure|device memory|HIP out of memory"
+    )
+    assert signature_of("", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", None).key == (
+        "infrastructure|device memory|XPU out of memory"
+    )
+
+
+def test_a_kernel_the_devices_watchdog_ended_is_keyed_by_the_runtimes_words() -> None:
+    # PyTorch raised RuntimeError, later releases torch.AcceleratorError: one failure.
+    said = "CUDA error: the launch timed out and was terminated"
+    keys = {
+        signature_of("", f"{wrapper}: {said}", None).key
+        for wrapper in ("RuntimeError", "torch.AcceleratorError")
+    }
+    assert keys == {"timeout|kernel launch (device watchdog)|?|?|?"}
+
+
 @pytest.mark.parametrize(
     ("text", "kind"),
     [

@@ -315,7 +315,12 @@ _IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
 # A device runtime's error, by what its code means, in any wrapper: Triton's launcher
 # ("Triton Error [CUDA]: out of memory"), PyTorch's ("CUDA error: out of memory"), or the
 # code's own name. Its one owner: the table's rows and the signatures' keys read it here.
-_RUNTIME_SAYS = r"(?:\b(?:CUDA|HIP|XPU|MUSA)(?: driver)? error|Triton Error \[\w+\]):\s*"
+# Triton's HIP launcher puts the code's number before its message ("Triton Error [HIP]:  Code:
+# 2, Messsage: out of memory", its spelling in some releases).
+_RUNTIME_SAYS = (
+    r"(?:\b(?:CUDA|HIP|XPU|MUSA)(?: driver)? error|Triton Error \[\w+\]):\s*"
+    r"(?:Code: -?\d+, Mess?s?age: )?"
+)
 # A fault of the device while a kernel ran, reported through the driver's error path.
 DEVICE_FAULT = re.compile(
     r"illegal memory access|misaligned address|unspecified launch failure|\billegal[ _]address\b"
@@ -324,7 +329,8 @@ DEVICE_FAULT = re.compile(
     r"|invalid program counter|operation not supported on [\w/]*shared address space"
     # The runtimes' names of the same codes (CUDA_ERROR_ILLEGAL_ADDRESS, hipErrorLaunchFailure).
     r"|\b(?:CUDA_ERROR_|cudaError|hipError)(?:ILLEGAL_?ADDRESS|MISALIGNED_?ADDRESS"
-    r"|ILLEGAL_?INSTRUCTION|LAUNCH_?FAIL(?:ED|URE)|HARDWARE_?STACK_?ERROR|INVALID_?PC|ASSERT)\b"
+    r"|ILLEGAL_?INSTRUCTION|(?:PRIOR_?)?LAUNCH_?FAIL(?:ED|URE)|HARDWARE_?STACK_?ERROR|INVALID_?PC"
+    r"|ASSERT)\b"
     # Not "enable device-side assertions": torch appends that advice to every device error.
     r"|device-side assert(?:ion)? triggered|DEVICE_LOST\b|\bdevice (?:was )?lost\b"
     # The runtime's report of the assert, its first words (a box or a wrap may cut the rest).
@@ -382,10 +388,25 @@ DEVICE_MEMORY = re.compile(
     r"|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bhipErrorOutOfMemory\b|\bcudaErrorMemoryAllocation\b"
     r"|\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b"
 )
+_RUNTIME_NAME = re.compile(r"CUDA|cuda|HIP|hip|XPU|NPU|MUSA|(?:ZE|UR)_")
+
+
+def device_runtime(said: str) -> str:
+    """The device runtime an error names, whichever form names it (PyTorch's words, a code's
+    name: "CUDA out of memory", "hipErrorOutOfMemory", "UR_RESULT_ERROR_..."), or ""."""
+    match = _RUNTIME_NAME.search(said)
+    if match is None:
+        return ""
+    name = match[0].upper()
+    # Level Zero's and the Unified Runtime's codes are Intel's XPU runtime's.
+    return "XPU" if name.endswith("_") else name
+
+
 # The device's hardware failed under the job: its memory's ECC, an NVLink, the GPU lost from
 # the bus. The node's, not the kernel's (a kernel's own fault is DEVICE_FAULT).
 DEVICE_HARDWARE = re.compile(
     r"uncorrectable ECC error|\b(?:CUDA_ERROR_|cudaError)ECC_?UNCORRECTABLE\b"
+    r"|\bhipErrorECCNotCorrectable\b"
     r"|uncorrectable NVLink error|\b(?:CUDA_ERROR_|cudaError)NVLINK_?UNCORRECTABLE\b"
     r"|GPU has fallen off the bus",
     re.I,

@@ -817,11 +817,11 @@ _BACKENDS = re.compile(
     r"\((?P<actives>\[[^\]]*\])\)"
 )
 _DRIVERS = re.compile(r"(?P<count>\d+) active drivers \((?P<actives>\[[^\]]*\])\)")
-# Triton's launcher and driver ("Triton Error [CUDA]: ..."), the CUDA and HIP runtimes'
-# own form ("CUDA: Error- ...") and PyTorch's ("HIP error: invalid device function", "CUDA
-# driver error: ...").
+# Triton's launcher and driver ("Triton Error [CUDA]: ...", its HIP launcher's code number
+# before the message: one message, one key), the CUDA and HIP runtimes' own form ("CUDA:
+# Error- ...") and PyTorch's ("HIP error: invalid device function", "CUDA driver error: ...").
 _DEVICE_ERROR = re.compile(
-    r"Triton Error \[(?P<api>\w+)\]:\s*(?P<message>[^\n']*)"
+    r"Triton Error \[(?P<api>\w+)\]:\s*(?:Code: -?\d+, Mess?s?age: )?(?P<message>[^\n']*)"
     r"|\b(?P<api2>CUDA|HIP): Error- (?P<message2>[^\n']*)"
     r"|\b(?P<api3>CUDA|HIP|XPU|MUSA)(?: driver)? error: (?P<message3>[^\n']*)"
 )
@@ -941,9 +941,13 @@ def _infrastructure(kind: str, evidence: Evidence) -> Signature:
         node = match.groupdict().get("node") or ""
         reason = match["reason"].replace(node, "NODE") if node else match["reason"]
         reason = normalise(reason)
+        # The device's memory running out is one failure in each wrapper that reports it.
+        said = reason.lower()
+        if component == "device memory":
+            said = f"{structure.device_runtime(reason)} out of memory".strip()
         return Signature(
             kind=kind,
-            key=make_key(kind, component, reason.lower()),
+            key=make_key(kind, component, said),
             summary=f"infrastructure ({component}){f' on {node}' if node else ''}: {reason}",
             details=_details(component=component, node=node, reason=reason),
         )
@@ -1039,6 +1043,10 @@ def _timeout(kind: str, evidence: Evidence) -> Signature:
     if waited and match is None:
         # The tool's words for what timed out, figures cut: same wording, same key.
         phase = f"{phase}: {re.sub(r'[0-9]+(?:[.][0-9]+)?', 'N', normalise(waited)).lower()}"
+    elif not match and structure.LAUNCH_TIMEOUT.search(text):
+        # The device's watchdog ended a running kernel: the runtime's words say what timed
+        # out, not the exception's type (PyTorch's changed from one release to the next).
+        phase = "kernel launch (device watchdog)"
     elif not match and found.exception:
         site = _timeout_site(found)
         phase = f"{found.exception}" + (f" in {site}" if site else "")
@@ -1046,6 +1054,8 @@ def _timeout(kind: str, evidence: Evidence) -> Signature:
     what = f"collective {collective['op']} of {collective['numel']}" if collective else ""
     if collective:
         phase = "collective"
+    elif phase.startswith("kernel launch") and not kernel_of(evidence):
+        what = _surfaced(evidence)
     elif phase == "test" and not kernel_of(evidence):
         # Which test ran out of time (or, in a profile of a hang, where the time went): two
         # suites' timeouts are different failures.
