@@ -233,6 +233,18 @@ def test_a_runtime_that_cannot_start_on_the_nodes_driver_is_the_driver(text: str
         ("KeyError: 'Keyword argument BLOCK was specified but unrecognised'", "harness_error"),
         ("ValueError: @jit functions should be defined in a Python file", "harness_error"),
         ("torch._inductor.exc.InductorError: CppCompileError: C++ compile error", "compile_error"),
+        ("torch._inductor.exc.CUDACompileError: nvcc failed", "compile_error"),
+        (
+            "torch._inductor.exc.MissingOperatorWithoutDecomp: missing lowering\n"
+            "  target: aten.foo.default",
+            "compile_error",
+        ),
+        # Inductor's C++ compiler there but not working is the node's toolchain.
+        (
+            "torch._inductor.exc.InvalidCxxCompiler: No working C++ compiler found in"
+            " torch._inductor.config.cpp.cxx: (None, 'g++')",
+            "toolchain",
+        ),
         # A child killed from outside (SIGKILL: the memory killer), in torch's launchers' words
         # and the shell's; a signal of the child's own stays a crash.
         (
@@ -374,6 +386,28 @@ def test_a_hip_error_code_is_classed_by_what_it_means_in_any_wrapper(
         assert signature_of("", text, None, empty).kind == kind, text
     # One code, one key, whichever wrapper reports it.
     assert len({signature_of("", text, None, empty).key for text in texts[:4]}) == 1, texts
+
+
+def test_inductors_c_plus_plus_compiler_missing_is_keyed_by_the_compiler() -> None:
+    # Absent (Windows' "cl") or not working (InvalidCxxCompiler): the tool Inductor named.
+    assert (
+        signature_of(
+            "",
+            "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+            "RuntimeError: Compiler: cl is not found.",
+            None,
+        ).key
+        == "toolchain|the host C++ compiler (cl)"
+    )
+    assert (
+        signature_of(
+            "",
+            "InvalidCxxCompiler: No working C++ compiler found in"
+            " torch._inductor.config.cpp.cxx: (None, 'g++')",
+            None,
+        ).key
+        == "toolchain|the host C++ compiler (g++)"
+    )
 
 
 def test_the_devices_memory_running_out_is_one_key_in_any_wrapper() -> None:

@@ -736,8 +736,12 @@ TABLE: Tuple[Row, ...] = (
     Row("toolchain", layer="sdk_lookup", why="a backend did not find the host's SDK or tools"),
     Row(
         "toolchain",
-        # Triton's words, and Inductor's for the C++ compiler it builds with ("cl" on Windows).
-        words=re.compile(r"Failed to find C compiler|\bCompiler: \S+ is not found"),
+        # Triton's words, and Inductor's for the C++ compiler it builds with ("cl" on Windows;
+        # a compiler that is there but does not work, InvalidCxxCompiler).
+        words=re.compile(
+            r"Failed to find C compiler|\bCompiler: \S+ is not found"
+            r"|No working C\+\+ compiler found"
+        ),
         why="no host C compiler (seen in the message or its raise line)",
     ),
     # What a device runtime's error code means, whoever reports it (a code no row names is

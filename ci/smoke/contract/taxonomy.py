@@ -255,6 +255,12 @@ _MISSING_TOOL = (
     (re.compile(r"ASCEND_HOME_PATH is not set"), "the CANN toolkit (ASCEND_HOME_PATH)"),
     # Building the launcher stub needs a host C compiler (triton/runtime/build.py).
     (re.compile(r"Failed to find C compiler"), "the host C compiler (CC)"),
+    # Inductor's words for the C++ compiler it builds with: not on the node, or not working.
+    (re.compile(r"\bCompiler: (?P<tool>\S+) is not found"), "the host C++ compiler ({tool})"),
+    (
+        re.compile(r"No working C\+\+ compiler found in [\w.]+: \(\w+, '(?P<tool>[^']+)'\)"),
+        "the host C++ compiler ({tool})",
+    ),
     # The driver library the launcher links against, looked for by name (Triton 2.x's words,
     # and later releases': "cannot locate libcuda.so after attempted paths").
     (re.compile(r"(?P<tool>libcuda\.so) cannot (?:be )?found"), "{tool}"),
@@ -991,9 +997,11 @@ _COMPILE_FAILED = re.compile(
     r"|\bNoValidChoicesError\b"
     # Inductor's lowering of an op to its IR failed, before any Triton source existed.
     r"|\bLoweringException\b"
-    # Inductor's C++ build of the code it generated failed (the compiler's own words, where
-    # the log has them, decide first).
-    r"|\bCppCompileError\b"
+    # Inductor's C++ or CUDA build of the code it generated failed (the compiler's own words,
+    # where the log has them, decide first).
+    r"|\b(?:Cpp|CUDA)CompileError\b"
+    # Inductor has no lowering for an op the graph holds (nor a decomposition of it).
+    r"|\bMissingOperatorWith(?:out)?Decomp\b"
 )
 
 # An exception raised inside Triton's compile path, in none of the forms above.
