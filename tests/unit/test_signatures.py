@@ -273,6 +273,33 @@ def test_a_runtime_that_cannot_start_on_the_nodes_driver_is_the_driver(text: str
             " unhandled system error (run with NCCL_DEBUG=INFO for details)",
             "infrastructure",
         ),
+        # NCCL's own failures, a CUDA call failing under it for memory, the workers' network.
+        (
+            "RuntimeError: NCCL error in: NCCLUtils.hpp:219, internal error, NCCL version"
+            " 2.19.3\nncclInternalError: Internal check failed.",
+            "infrastructure",
+        ),
+        (
+            "RuntimeError: NCCL communicator was aborted on rank 0. Original reason for failure"
+            " was: NCCL error: remote process exited or there was a network error",
+            "infrastructure",
+        ),
+        (
+            "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+            "Cuda failure 'out of memory'",
+            "infrastructure",
+        ),
+        (
+            "torch.distributed.DistNetworkError: The client socket has timed out after 1800s"
+            " while trying to connect to (127.0.0.1, 29500).",
+            "infrastructure",
+        ),
+        (
+            "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from"
+            " [0] via c10d key-value store by key '0', but store->get('0') got error: Connection"
+            " reset by peer",
+            "infrastructure",
+        ),
         (
             "OSError: We couldn't connect to 'https://huggingface.co' to load this file",
             "infrastructure",

@@ -386,9 +386,11 @@ DEVICE_MEMORY = re.compile(
     r"\b(?:CUDA|HIP|XPU|NPU|MUSA) out of memory(?=\.)"
     rf"|{_RUNTIME_SAYS}out of memory\b"
     r"|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bhipErrorOutOfMemory\b|\bcudaErrorMemoryAllocation\b"
+    # NCCL's report of the CUDA call that failed under it.
+    r"|\bCuda failure (?:\d+ )?'out of memory'"
     r"|\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b"
 )
-_RUNTIME_NAME = re.compile(r"CUDA|cuda|HIP|hip|XPU|NPU|MUSA|(?:ZE|UR)_")
+_RUNTIME_NAME = re.compile(r"CUDA|HIP|XPU|NPU|MUSA|(?:ZE|UR)_", re.I)
 
 
 def device_runtime(said: str) -> str:
@@ -590,6 +592,11 @@ _PROFILE = re.compile(r"(?:^\s*\d+\.\d+%\s+\S+\s+\[[.k]\]\s+\S[^\n]*\n?){2,}", r
 
 TABLE: Tuple[Row, ...] = (
     # Not the compiler: the node, the network, the package install, the host toolchain.
+    Row(
+        "infrastructure",
+        exception=re.compile(r"Dist(?:Network|Store)Error"),
+        why="torch.distributed's workers could not reach each other or their store",
+    ),
     Row("infrastructure", layer="collective", why="a collective's watchdog across workers"),
     Row("infrastructure", layer="worker", why="a worker process was lost"),
     Row("infrastructure", layer="build", why="a build's compiler was killed (memory)"),

@@ -601,7 +601,11 @@ INFRASTRUCTURE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "collective",
         re.compile(
             r"(?P<reason>Timed out after \d+ seconds waiting for clients|RendezvousTimeoutError"
-            r"|RendezvousConnectionError|unhandled system error|ncclSystemError|ncclRemoteError)"
+            r"|RendezvousConnectionError|unhandled system error|ncclSystemError|ncclRemoteError"
+            # NCCL's own failures in its words (an internal check, a peer or the network
+            # gone, the communicator aborted), and the store its workers meet at failing.
+            r"|ncclInternalError|remote process exited or there was a network error"
+            r"|NCCL communicator was aborted|via c10d key-value store)"
         ),
     ),
     # Last: the network or a remote service (its one owner: structure.NETWORK); its words are
