@@ -437,6 +437,23 @@ def test_inductors_c_plus_plus_compiler_missing_is_keyed_by_the_compiler() -> No
     )
 
 
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        # ROCm's HSA runtime: a kernel's fault, registers a launch lacks, any other refusal.
+        ("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION", "crash"),
+        ("HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION", "crash"),
+        ("HSA_STATUS_ERROR_OUT_OF_REGISTERS", "out_of_resources"),
+        ("HSA_STATUS_ERROR_INVALID_ISA", "driver"),
+        ("HSA_STATUS_ERROR_INVALID_CODE_OBJECT", "driver"),
+    ],
+)
+def test_an_hsa_status_is_classed_by_what_it_means(code: str, kind: str) -> None:
+    empty = resemblance.Centroids({}, {})
+    for text in (f"{code}: the runtime's words", f"RuntimeError: {code}"):
+        assert signature_of("", text, None, empty).kind == kind, text
+
+
 def test_the_devices_memory_running_out_is_one_key_in_any_wrapper() -> None:
     texts = [
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",

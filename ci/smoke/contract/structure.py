@@ -331,6 +331,9 @@ DEVICE_FAULT = re.compile(
     r"|\b(?:CUDA_ERROR_|cudaError|hipError)(?:ILLEGAL_?ADDRESS|MISALIGNED_?ADDRESS"
     r"|ILLEGAL_?INSTRUCTION|(?:PRIOR_?)?LAUNCH_?FAIL(?:ED|URE)|HARDWARE_?STACK_?ERROR|INVALID_?PC"
     r"|ASSERT)\b"
+    # ROCm's HSA runtime's codes for a kernel's fault (a queue aborting with one of them).
+    r"|\bHSA_STATUS_ERROR_(?:MEMORY_APERTURE_VIOLATION|ILLEGAL_INSTRUCTION|MEMORY_FAULT"
+    r"|EXCEPTION)\b"
     # Not "enable device-side assertions": torch appends that advice to every device error.
     r"|device-side assert(?:ion)? triggered|DEVICE_LOST\b|\bdevice (?:was )?lost\b"
     # The runtime's report of the assert, its first words (a box or a wrap may cut the rest).
@@ -379,7 +382,7 @@ _DEVICE_REPORT = re.compile(
 )
 # A device runtime's report of an error code that no form above names (PyTorch's "CUDA
 # error: invalid argument"): the runtime refused what it was asked, a driver failure.
-RUNTIME_ERROR = re.compile(rf"{_RUNTIME_SAYS}\S")
+RUNTIME_ERROR = re.compile(rf"{_RUNTIME_SAYS}\S|\bHSA_STATUS_ERROR_\w+")
 # The device's memory ran out under the program's tensors (the model, a cache, a batch): the
 # node's capacity for the job, not a kernel's limits (out_of_resources).
 DEVICE_MEMORY = re.compile(
@@ -424,7 +427,8 @@ LAUNCH_TIMEOUT = re.compile(
 LAUNCH_RESOURCES = re.compile(
     r"too many resources requested for launch|too many blocks in cooperative launch"
     r"|\b(?:CUDA_ERROR_|cudaError|hipError)"
-    r"(?:LAUNCH_?OUT_?OF_?RESOURCES|COOPERATIVE_?LAUNCH_?TOO_?LARGE)\b",
+    r"(?:LAUNCH_?OUT_?OF_?RESOURCES|COOPERATIVE_?LAUNCH_?TOO_?LARGE)\b"
+    r"|\bHSA_STATUS_ERROR_OUT_OF_REGISTERS\b",
     re.I,
 )
 # The driver's own compiler failed to build the module from the IR it was given (a PTX or
