@@ -454,6 +454,52 @@ def test_an_hsa_status_is_classed_by_what_it_means(code: str, kind: str) -> None
         assert signature_of("", text, None, empty).kind == kind, text
 
 
+# torch_npu's two reports of an Ascend runtime (ACL) code; the second adds its words for it.
+_ACL_FORMS = (
+    "RuntimeError: ACL stream synchronize failed, error code:{code}",
+    "RuntimeError: npuSynchronizeDevice:NPUFunctions.cpp:467 NPU function error:"
+    " AclrtSynchronizeDevice, error code is {code}\n[ERROR] 2025-01-01-00:00:00 (PID:1234,"
+    " Device:0, RankID:-1) ERR00100 PTA call acl api failed\n[Error]: {words}",
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "words", "kind"),
+    [
+        (507015, "The aicore execution is abnormal.", "crash"),
+        (507035, "The vector core execution is abnormal.", "crash"),
+        (507044, "Vector core trap read out-of-bounds exception.", "crash"),
+        (507014, "The aicore execution times out.", "timeout"),
+        (207018, "The memory on the device is exhausted.", "infrastructure"),
+        (507013, "System Direct Memory Access (DMA) hardware execution error.", "infrastructure"),
+        (507899, "An internal error occurs in the Driver module.", "driver"),
+        (107000, "Parameter verification failed.", "driver"),
+    ],
+)
+def test_an_ascend_runtime_code_is_classed_by_what_it_means(
+    code: int, words: str, kind: str
+) -> None:
+    empty = resemblance.Centroids({}, {})
+    for form in _ACL_FORMS:
+        text = form.format(code=code, words=words)
+        assert signature_of("", text, None, empty).kind == kind, text
+
+
+def test_an_ascend_fault_is_one_key_by_its_code_or_torch_npus_words() -> None:
+    texts = [
+        "RuntimeError: ACL stream synchronize failed, error code:507035",
+        "[Error]: The vector core execution is abnormal.",
+    ]
+    assert {signature_of("", text, None).key for text in texts} == {
+        "crash|device fault (vector core exception)|?|?"
+    }
+    # Any other code: the call that returned it and the code.
+    refused = "RuntimeError: x.cpp:286 NPU function error: c10_npu::SetDevice(device), error code is 107001"
+    assert signature_of("", refused, None).key == (
+        "driver|NPU|c10_npu::SetDevice(device): code 107001|?"
+    )
+
+
 def test_the_devices_memory_running_out_is_one_key_in_any_wrapper() -> None:
     texts = [
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",

@@ -321,6 +321,60 @@ _RUNTIME_SAYS = (
     r"(?:\b(?:CUDA|HIP|XPU|MUSA)(?: driver)? error|Triton Error \[\w+\]):\s*"
     r"(?:Code: -?\d+, Mess?s?age: )?"
 )
+# Ascend's runtime (CANN's ACL): the codes torch_npu reports ("NPU function error: ...,
+# error code is 507035", "ACL stream synchronize failed, error code:507015") by what they
+# mean (CANN's rt_error_codes.h), each with torch_npu's words for it (its table of codes), so
+# either decides: (code, meaning, name, words or "").
+_ACL_SAYS = r"(?:NPU function error|\bACL\b|\bacl\w*)[^\n]*?\berror code(?: is|:|\s*=)\s*"
+_ACL_CODES: Tuple[Tuple[int, str, str, str], ...] = (
+    (507015, "fault", "aicore exception", r"The aicore execution is abnormal"),
+    (507016, "fault", "aicore trap exception", r"An exception occurs when the aicore trap is"),
+    (507018, "fault", "aicpu exception", r"The aicpu execution is abnormal"),
+    (507035, "fault", "vector core exception", r"The vector core execution is abnormal"),
+    (507036, "fault", "vector core trap exception", r"An exception occurs when vector core traps"),
+    (507042, "fault", "aicore trap read out of bounds", r"aicore trap read out-of-bounds"),
+    (507043, "fault", "aicore trap write out of bounds", r"aicore trap write out-of-bounds"),
+    (
+        507044,
+        "fault",
+        "vector core trap read out of bounds",
+        r"Vector core trap read out-of-bounds",
+    ),
+    (
+        507045,
+        "fault",
+        "vector core trap write out of bounds",
+        r"Vector core trap write out-of-bounds",
+    ),
+    (507049, "fault", "internal task exception", r"An exception occurs during the execution of an"),
+    (507014, "timeout", "aicore timeout", r"The aicore execution times out"),
+    (507017, "timeout", "aicpu timeout", r"The aicpu execution times out"),
+    (507034, "timeout", "vector core timeout", r"Vector core execution timed out"),
+    (507048, "timeout", "internal task timeout", r"The execution of the internal task times out"),
+    (207001, "memory", "memory allocation", ""),
+    (207018, "memory", "device memory exhausted", r"The memory on the device is exhausted"),
+    (
+        507010,
+        "hardware",
+        "task scheduler lost heartbeat",
+        r"The task scheduler loses the heartbeat",
+    ),
+    (507013, "hardware", "DMA hardware error", r"Direct Memory Access \(DMA\) hardware execution"),
+    (507901, "hardware", "HDC session disconnected", r"\(HDC\) session is disconnected"),
+)
+
+
+def _acl(meaning: str) -> str:
+    """A pattern of the ACL codes of one meaning: their numbers as reported, or their words."""
+    rows = [row for row in _ACL_CODES if row[1] == meaning]
+    codes = "|".join(str(row[0]) for row in rows)
+    words = "".join(f"|{row[3]}" for row in rows if row[3])
+    return rf"{_ACL_SAYS}(?:{codes})\b{words}"
+
+
+_ACL_FAULT = re.compile(_acl("fault"))
+
+
 # A fault of the device while a kernel ran, reported through the driver's error path.
 DEVICE_FAULT = re.compile(
     r"illegal memory access|misaligned address|unspecified launch failure|\billegal[ _]address\b"
@@ -357,7 +411,15 @@ def device_fault(text: str) -> str:
     """The device fault the text names (DEVICE_FAULT), in its runtime message's words; or ""."""
     fault = DEVICE_FAULT.search(text)
     if fault is None:
-        return ""
+        acl = _ACL_FAULT.search(text)
+        if acl is None:
+            return ""
+        said = acl[0]
+        return next(
+            name
+            for code, meaning, name, words in _ACL_CODES
+            if meaning == "fault" and (said.endswith(str(code)) or (words and words in said))
+        )
     for form, name in _FAULT_NAMES:
         if form.search(fault[0]):
             return name
@@ -367,6 +429,7 @@ def device_fault(text: str) -> str:
 # A device's own report that a kernel faulted, printed outside any exception line (Ascend's
 # runtime: an AI core or vector core exception, an abnormal core execution).
 _DEVICE_REPORT = re.compile(
+    rf"{_ACL_FAULT.pattern}|"
     r"\bai ?core exception\b|\b(?:ai ?core|vector core|cube core) execution is abnormal"
     r"|\baivec error\b|\bai ?core error\b|\bAicore kernel execute failed"
     # Intel's kernel driver (xe): the engine faulted on the kernel's memory and was reset.
@@ -382,7 +445,9 @@ _DEVICE_REPORT = re.compile(
 )
 # A device runtime's report of an error code that no form above names (PyTorch's "CUDA
 # error: invalid argument"): the runtime refused what it was asked, a driver failure.
-RUNTIME_ERROR = re.compile(rf"{_RUNTIME_SAYS}\S|\bHSA_STATUS_ERROR_\w+")
+RUNTIME_ERROR = re.compile(
+    rf"{_RUNTIME_SAYS}\S|\bHSA_STATUS_ERROR_\w+|{_ACL_SAYS}(?:[12]07|50[07])\d{{3}}\b"
+)
 # The device's memory ran out under the program's tensors (the model, a cache, a batch): the
 # node's capacity for the job, not a kernel's limits (out_of_resources).
 DEVICE_MEMORY = re.compile(
@@ -392,8 +457,9 @@ DEVICE_MEMORY = re.compile(
     # NCCL's report of the CUDA call that failed under it.
     r"|\bCuda failure (?:\d+ )?'out of memory'"
     r"|\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b"
+    rf"|{_acl('memory')}"
 )
-_RUNTIME_NAME = re.compile(r"CUDA|HIP|XPU|NPU|MUSA|(?:ZE|UR)_", re.I)
+_RUNTIME_NAME = re.compile(r"CUDA|HIP|XPU|NPU|MUSA|ACL|(?:ZE|UR)_", re.I)
 
 
 def device_runtime(said: str) -> str:
@@ -403,8 +469,8 @@ def device_runtime(said: str) -> str:
     if match is None:
         return ""
     name = match[0].upper()
-    # Level Zero's and the Unified Runtime's codes are Intel's XPU runtime's.
-    return "XPU" if name.endswith("_") else name
+    # Level Zero's and the Unified Runtime's codes are Intel's XPU runtime's, ACL's Ascend's.
+    return "XPU" if name.endswith("_") else "NPU" if name == "ACL" else name
 
 
 # The device's hardware failed under the job: its memory's ECC, an NVLink, the GPU lost from
@@ -413,7 +479,8 @@ DEVICE_HARDWARE = re.compile(
     r"uncorrectable ECC error|\b(?:CUDA_ERROR_|cudaError)ECC_?UNCORRECTABLE\b"
     r"|\bhipErrorECCNotCorrectable\b"
     r"|uncorrectable NVLink error|\b(?:CUDA_ERROR_|cudaError)NVLINK_?UNCORRECTABLE\b"
-    r"|GPU has fallen off the bus",
+    r"|GPU has fallen off the bus"
+    rf"|{_acl('hardware')}",
     re.I,
 )
 # The device's watchdog ended a kernel that ran too long (a display GPU's time limit), or the
@@ -421,6 +488,7 @@ DEVICE_HARDWARE = re.compile(
 LAUNCH_TIMEOUT = re.compile(
     rf"{_RUNTIME_SAYS}(?:the launch timed out and was terminated|wait operation timed out)"
     r"|\bCUDA_ERROR_LAUNCH_TIMEOUT\b|\bcudaErrorLaunchTimeout\b|\bhipErrorLaunchTimeOut\b"
+    rf"|{_acl('timeout')}"
 )
 # The launch asked more of a multiprocessor than it has (registers for the block's threads,
 # blocks for a cooperative launch): the kernel's resources, refused at launch.

@@ -824,6 +824,9 @@ _DEVICE_ERROR = re.compile(
     r"Triton Error \[(?P<api>\w+)\]:\s*(?:Code: -?\d+, Mess?s?age: )?(?P<message>[^\n']*)"
     r"|\b(?P<api2>CUDA|HIP): Error- (?P<message2>[^\n']*)"
     r"|\b(?P<api3>CUDA|HIP|XPU|MUSA)(?: driver)? error: (?P<message3>[^\n']*)"
+    # torch_npu's report of an Ascend runtime (ACL) code, with the call that returned it.
+    r"|(?:NPU function error: (?P<call4>[^\n]*?)|\b(?P<call5>ACL [\w ]+?) failed),?"
+    r" error code(?: is|:|\s*=)\s*(?P<code4>\d+)"
 )
 
 
@@ -878,13 +881,20 @@ def _driver(kind: str, evidence: Evidence) -> Signature:
     if device is None:
         return _headline_signature(kind, evidence)
     kernel = kernel_of(evidence)
-    api = device["api"] or device["api2"] or device["api3"]
-    said = next(device[m] for m in ("message", "message2", "message3") if device[m] is not None)
+    api = device["api"] or device["api2"] or device["api3"] or "NPU"
+    said = next(
+        (device[m] for m in ("message", "message2", "message3") if device[m] is not None),
+        # The call that failed is in every report of the code, and tells one use from another.
+        f"{device['call4'] or device['call5']}: code {device['code4']}",
+    )
     # The driver's error code is its identity, not an address.
     message = re.sub(r"^0x(?=[0-9a-fA-F]+\b)", "code ", said)
+    told_apart = kernel or device["code4"]
     return Signature(
         kind=kind,
-        key=_with_fallback(kind, [api, message, "" if kernel else _surfaced(evidence)], evidence),
+        key=_with_fallback(
+            kind, [api, message, "" if told_apart else _surfaced(evidence)], evidence
+        ),
         summary=f"the {api} driver refused the kernel: {normalise(said)}",
         details=_details(api=api, message=normalise(said), kernel=kernel),
     )
