@@ -500,6 +500,28 @@ def test_an_ascend_fault_is_one_key_by_its_code_or_torch_npus_words() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "key"),
+    [
+        # Vendor forks' words for their runtimes' errors: Cambricon's torch_mlu, MetaX's.
+        ("RuntimeError: CNRT error: invalid argument.", "driver", "driver|CNRT|invalid argument|?"),
+        (
+            "torch.OutOfMemoryError: MLU out of memory. Tried to allocate 2.00 GiB",
+            "infrastructure",
+            "infrastructure|device memory|MLU out of memory",
+        ),
+        (
+            "MACA Error: an illegal memory access was encountered at kernel.cpp:12",
+            "crash",
+            "crash|device fault (an illegal memory access was encountered)|?|?",
+        ),
+    ],
+)
+def test_vendor_runtimes_errors_are_read_as_cudas_are(text: str, kind: str, key: str) -> None:
+    signature = signature_of("", text, None, resemblance.Centroids({}, {}))
+    assert (signature.kind, signature.key) == (kind, key)
+
+
 def test_the_devices_memory_running_out_is_one_key_in_any_wrapper() -> None:
     texts = [
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",

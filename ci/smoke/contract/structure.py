@@ -317,8 +317,10 @@ _IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
 # code's own name. Its one owner: the table's rows and the signatures' keys read it here.
 # Triton's HIP launcher puts the code's number before its message ("Triton Error [HIP]:  Code:
 # 2, Messsage: out of memory", its spelling in some releases).
+# PyTorch's and its vendor forks' words for a runtime's error (Cambricon's torch_mlu says
+# "CNRT error: X", MetaX's runtime "MACA Error: X").
 _RUNTIME_SAYS = (
-    r"(?:\b(?:CUDA|HIP|XPU|MUSA)(?: driver)? error|Triton Error \[\w+\]):\s*"
+    r"(?:\b(?:CUDA|HIP|XPU|MUSA|CNRT|MACA)(?: driver)? [Ee]rror|Triton Error \[\w+\]):\s*"
     r"(?:Code: -?\d+, Mess?s?age: )?"
 )
 # Ascend's runtime (CANN's ACL): the codes torch_npu reports ("NPU function error: ...,
@@ -451,7 +453,7 @@ RUNTIME_ERROR = re.compile(
 # The device's memory ran out under the program's tensors (the model, a cache, a batch): the
 # node's capacity for the job, not a kernel's limits (out_of_resources).
 DEVICE_MEMORY = re.compile(
-    r"\b(?:CUDA|HIP|XPU|NPU|MUSA) out of memory(?=\.)"
+    r"\b(?:CUDA|HIP|XPU|NPU|MUSA|MLU) out of memory(?=\.)"
     rf"|{_RUNTIME_SAYS}out of memory\b"
     r"|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bhipErrorOutOfMemory\b|\bcudaErrorMemoryAllocation\b"
     # NCCL's report of the CUDA call that failed under it.
@@ -459,7 +461,10 @@ DEVICE_MEMORY = re.compile(
     r"|\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b"
     rf"|{_acl('memory')}"
 )
-_RUNTIME_NAME = re.compile(r"CUDA|HIP|XPU|NPU|MUSA|ACL|(?:ZE|UR)_", re.I)
+_RUNTIME_NAME = re.compile(r"CUDA|HIP|XPU|NPU|MUSA|MLU|MACA|ACL|CNRT|(?:ZE|UR)_", re.I)
+# Runtimes named by their API's name: Intel's Level Zero and Unified Runtime are the XPU's,
+# Ascend's ACL the NPU's, Cambricon's CNRT the MLU's.
+_RUNTIME_OF_API = {"ZE_": "XPU", "UR_": "XPU", "ACL": "NPU", "CNRT": "MLU"}
 
 
 def device_runtime(said: str) -> str:
@@ -469,8 +474,7 @@ def device_runtime(said: str) -> str:
     if match is None:
         return ""
     name = match[0].upper()
-    # Level Zero's and the Unified Runtime's codes are Intel's XPU runtime's, ACL's Ascend's.
-    return "XPU" if name.endswith("_") else "NPU" if name == "ACL" else name
+    return _RUNTIME_OF_API.get(name, name)
 
 
 # The device's hardware failed under the job: its memory's ECC, an NVLink, the GPU lost from
