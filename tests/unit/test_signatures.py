@@ -273,6 +273,11 @@ def test_a_runtime_that_cannot_start_on_the_nodes_driver_is_the_driver(text: str
             " unhandled system error (run with NCCL_DEBUG=INFO for details)",
             "infrastructure",
         ),
+        # The test runner's own words: a worker lost under a test, a command line or a
+        # fixture it refused.
+        ("[gw3] node down: Not properly terminated\nreplacing crashed worker gw3", "crash"),
+        ("pytest: error: unrecognized arguments: -n 4", "harness_error"),
+        ("E       fixture 'device' not found", "harness_error"),
         # NCCL's own failures, a CUDA call failing under it for memory, the workers' network.
         (
             "RuntimeError: NCCL error in: NCCLUtils.hpp:219, internal error, NCCL version"

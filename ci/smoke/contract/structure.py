@@ -650,6 +650,11 @@ _CALLER_MISUSE = re.compile(
     r"|Keyword argument \w+ was specified but unrecognised"
     r"|@jit functions should be defined in a Python file"
 )
+# The test runner refused the run itself: its command line (argparse's words, pytest's), a
+# fixture a test asks for that nothing provides.
+_RUNNER_REFUSED = re.compile(
+    r"^\S+: error: unrecognized arguments:|^\s*(?:E\s+)?fixture '[\w-]+' not found", re.M
+)
 # The caller uses an object its setup never made (``None`` where an op or module should be).
 _NONE_OBJECT = re.compile(r"'NoneType' object has no attribute '\w+'")
 # The banner of a frontend error, or the one caret Triton puts under the kernel's source
@@ -787,6 +792,12 @@ TABLE: Tuple[Row, ...] = (
         words=_NO_ALLOCATOR,
         scope="any",
         why="the caller set no allocator for the memory a kernel asks of Triton at launch",
+    ),
+    Row(
+        "harness_error",
+        words=_RUNNER_REFUSED,
+        scope="log",
+        why="the test runner refused its command line or a test's fixture",
     ),
     Row(
         "harness_error",

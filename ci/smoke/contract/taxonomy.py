@@ -875,6 +875,8 @@ CRASH_FORMS = (
     re.compile(r"(?P<lost>compilation subprocess exited unexpectedly)"),
     # pytest-xdist lost the worker process that ran the test (it died under the test).
     re.compile(r"(?P<lost>worker '[^']+' crashed) while running"),
+    # ... in its other words: the worker's node went down, the crashed worker was replaced.
+    re.compile(r"(?P<lost>node down: Not properly terminated|replacing crashed worker \w+)"),
     # The device faulted in a kernel (a hardware trap, an illegal address).
     re.compile(r"(?P<device>trapType: [\w ]+|an illegal memory access was encountered)"),
 )
