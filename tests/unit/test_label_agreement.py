@@ -1,4 +1,4 @@
-"""The second labelling of frozen-17 to frozen-34: well-formed, complete, quoted as it is."""
+"""The second labelling of frozen-17 to frozen-35: well-formed, complete, quoted as it is."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ README = Path(label_agreement.__file__).resolve().parents[1] / "README.md"
 def test_the_second_labels_cover_exactly_the_relabelled_splits() -> None:
     first, second = label_agreement.first_labels(), label_agreement.second_labels()
     assert set(second) == set(first)
-    assert len(first) == 630
+    assert len(first) == 682
 
 
 def test_the_readme_quotes_the_agreement_as_it_is() -> None:
@@ -33,7 +33,7 @@ def test_the_report_counts_agreement_and_the_code_against_each_labelling() -> No
         "c": label_agreement.SecondLabel("codegen", True),
     }
     text = label_agreement.report(first, second, {"code": {"a": "crash", "b": "codegen", "c": "x"}})
-    assert text.splitlines()[0].startswith("Two labellings of frozen-17 to frozen-34: the same")
+    assert text.splitlines()[0].startswith("Two labellings of frozen-17 to frozen-35: the same")
     assert "the same class for 2 of 3 (67%) of the logs; 2 of 2 (100%)" in text
     assert "| driver | codegen | 1 |" in text
     assert "| code | 1 of 3 (33%) | 2 of 3 (67%) | 1 of 2 (50%) |" in text

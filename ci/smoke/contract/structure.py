@@ -312,6 +312,15 @@ class Row:
 
 
 _IMPORT_ERROR = re.compile(r"ImportError|ModuleNotFoundError")
+# The device runtimes' own libraries (CUDA's runtime and NVRTC, HIP's, Level Zero's loader,
+# Ascend's ACL, MUSA's, Cambricon's CNRT, MetaX's): absent, they are the node's SDK missing.
+RUNTIME_LIBRARY_MISSING = re.compile(
+    r"(?P<tool>lib(?:cudart|nvrtc|amdhip64|ze_loader|ascendcl|musart?|cnrt|mcruntime)\b[\w.]*)"
+    r": cannot open shared object file"
+)
+# A runtime API's symbol (hipGetDevicePropertiesR0600, cuTensorMapEncodeTiled, zeX, aclX)
+# missing where a launcher or extension module is loaded.
+_RUNTIME_SYMBOL_MISSING = re.compile(r"undefined symbol: (?:hip|cu|cuda|ze|acl|mu|mc)[A-Z]\w*")
 # A device runtime's error, by what its code means, in any wrapper: Triton's launcher
 # ("Triton Error [CUDA]: out of memory"), PyTorch's ("CUDA error: out of memory"), or the
 # code's own name. Its one owner: the table's rows and the signatures' keys read it here.
@@ -529,6 +538,12 @@ LIMIT_EXCEEDED = re.compile(
     r"|[^\n]{0,40}?limit[^\n]{0,80}?:?\s*(?P<required>\d+) bytes \(max[^\d)]{0,40}"
     r"(?P<limit>\d+) bytes\))"
 )
+# ... or in words with no figures ("Shared memory usage exceeds device limit").
+LIMIT_WORDS = re.compile(
+    r"\b(?P<resource>shared memory|local memory|registers)(?: usage| size)? exceeds? (?:the )?"
+    r"(?:device|hardware|HW) limit",
+    re.I,
+)
 # The package environment: a package is absent or does not import.
 _PACKAGE_MISSING = re.compile(
     r"Cannot find a working \w+ installation|No module named '|\bTritonMissing\b"
@@ -650,6 +665,9 @@ _CALLER_MISUSE = re.compile(
     r"|Keyword argument \w+ was specified but unrecognised"
     r"|@jit functions should be defined in a Python file"
 )
+# pybind11's refusal of a call's arguments: outside Triton's compile (where its builder's
+# functions are the frontend's), the caller misusing an extension's function.
+_EXTENSION_MISUSE = re.compile(r"\w+\(\): incompatible function arguments")
 # The test runner refused the run itself: its command line (argparse's words, pytest's), a
 # fixture a test asks for that nothing provides.
 _RUNNER_REFUSED = re.compile(
@@ -687,6 +705,20 @@ TABLE: Tuple[Row, ...] = (
         words=NETWORK,
         scope="any",
         why="the network or a remote service failed (an HTTP error, a connection, a rate limit)",
+    ),
+    # A device runtime's own library absent from the node (the SDK's), or one too old for
+    # the launcher built against it (a runtime API's symbol it lacks): not the package's.
+    Row(
+        "toolchain",
+        words=RUNTIME_LIBRARY_MISSING,
+        scope="any",
+        why="the device runtime's library is not on the node",
+    ),
+    Row(
+        "driver",
+        words=_RUNTIME_SYMBOL_MISSING,
+        scope="any",
+        why="the device runtime lacks an API the launcher was built against (too old)",
     ),
     Row(
         "harness_error", exception=_IMPORT_ERROR, why="a package of the environment does not import"
@@ -795,6 +827,15 @@ TABLE: Tuple[Row, ...] = (
     ),
     Row(
         "harness_error",
+        words=_EXTENSION_MISUSE,
+        scope="any",
+        unless=_COMPILATION_BANNER,
+        # Raised inside Triton (its frontend, a backend's compiler): Triton's own bindings.
+        not_in=TRITON_LAYERS,
+        why="the caller passed a C++ extension's function arguments it does not take",
+    ),
+    Row(
+        "harness_error",
         words=_RUNNER_REFUSED,
         scope="log",
         why="the test runner refused its command line or a test's fixture",
@@ -819,6 +860,12 @@ TABLE: Tuple[Row, ...] = (
         words=LIMIT_EXCEEDED,
         scope="any",
         why="a compiler reports a limit the kernel exceeds, with the figures (whoever wraps it)",
+    ),
+    Row(
+        "out_of_resources",
+        words=LIMIT_WORDS,
+        scope="any",
+        why="a kernel's use of a resource exceeds the device's limit, in words with no figures",
     ),
     Row(
         "pass_failure",

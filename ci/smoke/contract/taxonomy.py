@@ -265,6 +265,8 @@ _MISSING_TOOL = (
     # and later releases': "cannot locate libcuda.so after attempted paths").
     (re.compile(r"(?P<tool>libcuda\.so) cannot (?:be )?found"), "{tool}"),
     (re.compile(r"cannot locate (?P<tool>libcuda\.so)\b"), "{tool}"),
+    # The device runtime's own library (its one owner: structure.RUNTIME_LIBRARY_MISSING).
+    (structure.RUNTIME_LIBRARY_MISSING, "{tool}"),
     # The host C compiler is there but cannot build the launcher stub Triton generates.
     (
         re.compile(r"Failed to compile\. cc_cmd: \[\s*'(?P<tool>[^']+)'"),
@@ -436,6 +438,10 @@ def resource_failure(text: str) -> ResourceFailure | None:
         required = exceeds["required"] or exceeds["required_p"]
         limit = exceeds["limit"] or exceeds["limit_p"]
         return ResourceFailure(exceeds["resource"], required, limit, False, exceeds.group(0))
+    # ... or with none (its one owner too).
+    worded = structure.LIMIT_WORDS.search(text)
+    if worded is not None:
+        return ResourceFailure(worded["resource"].lower(), "", "", False, worded.group(0))
     device = _DEVICE_SHARED.search(text)
     if device is not None:
         return ResourceFailure("shared memory", device["required"], "", False, device.group(0))
@@ -520,6 +526,14 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (DRIVER, re.compile(r"fail(?:ed)? to call (?:hip|cu)ModuleLoad", re.I)),
+    # ... Ascend's runtime could not load or initialise an operator's kernel.
+    (DRIVER, re.compile(r"AclOpKernelInit failed|Failed to ParseDynamicKernels")),
+    # A host C or C++ compiler crashed on the source it was given (an internal compiler
+    # error): the build failed in the compiler, not for memory (a killed cc1plus is the node).
+    (
+        COMPILE_ERROR,
+        re.compile(r"\b(?:[gc]\+\+|gcc|cc|clang(?:\+\+)?)(?:-\d+)?: internal compiler error\b"),
+    ),
     # No usable device: the runtime has none, or refuses the one asked for (its ordinal,
     # its visibility), in CUDA's, HIP's, torch's and Ascend's words.
     (
@@ -626,6 +640,17 @@ CODEGEN_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # (tool, form); group "message" is the identity of the failure; a form with a group
     # "crashed" says the tool itself died, whatever it printed (identity: the tool crashed).
     ("llvm", re.compile(r"LLVM ERROR: (?P<message>Cannot select:[^\n]*)")),
+    # A target's code generator refusing a data type the device lacks (Enflame's GCU, Intel's
+    # offline compiler: "Double type is not supported on this platform").
+    (
+        "target",
+        re.compile(
+            r"(?P<message>\b[\w-]+ (?:data )?type is not supported on [^\n!.]+|"
+            r"\b[\w-]+ data type not supported on [^\n!.]+)"
+        ),
+    ),
+    # Intel's graphics compiler crashed (its own words and support address).
+    ("igc", re.compile(r"(?P<message>internal compiler error, abnormal program termination)")),
     # LLVM's verifier rejects the LLVM IR handed to code generation.
     ("llvm", re.compile(r"LLVM ERROR: (?P<message>Broken (?:function|module) found[^\n]*)")),
     # LLVM's target rejects the target it was asked to emit for (a PTX version older than
