@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional, Pattern, Tuple
+from typing import NamedTuple, Optional, Pattern, Tuple
 
 # --------------------------------------------------------------------------------------
 # Frames and layers
@@ -337,49 +337,81 @@ _RUNTIME_SAYS = (
 # mean (CANN's rt_error_codes.h), each with torch_npu's words for it (its table of codes), so
 # either decides: (code, meaning, name, words or "").
 _ACL_SAYS = r"(?:NPU function error|\bACL\b|\bacl\w*)[^\n]*?\berror code(?: is|:|\s*=)\s*"
-_ACL_CODES: Tuple[Tuple[int, str, str, str], ...] = (
-    (507015, "fault", "aicore exception", r"The aicore execution is abnormal"),
-    (507016, "fault", "aicore trap exception", r"An exception occurs when the aicore trap is"),
-    (507018, "fault", "aicpu exception", r"The aicpu execution is abnormal"),
-    (507035, "fault", "vector core exception", r"The vector core execution is abnormal"),
-    (507036, "fault", "vector core trap exception", r"An exception occurs when vector core traps"),
-    (507042, "fault", "aicore trap read out of bounds", r"aicore trap read out-of-bounds"),
-    (507043, "fault", "aicore trap write out of bounds", r"aicore trap write out-of-bounds"),
-    (
-        507044,
-        "fault",
-        "vector core trap read out of bounds",
-        r"Vector core trap read out-of-bounds",
-    ),
-    (
-        507045,
-        "fault",
-        "vector core trap write out of bounds",
-        r"Vector core trap write out-of-bounds",
-    ),
-    (507049, "fault", "internal task exception", r"An exception occurs during the execution of an"),
-    (507014, "timeout", "aicore timeout", r"The aicore execution times out"),
-    (507017, "timeout", "aicpu timeout", r"The aicpu execution times out"),
-    (507034, "timeout", "vector core timeout", r"Vector core execution timed out"),
-    (507048, "timeout", "internal task timeout", r"The execution of the internal task times out"),
-    (207001, "memory", "memory allocation", ""),
-    (207018, "memory", "device memory exhausted", r"The memory on the device is exhausted"),
-    (
-        507010,
-        "hardware",
-        "task scheduler lost heartbeat",
-        r"The task scheduler loses the heartbeat",
-    ),
-    (507013, "hardware", "DMA hardware error", r"Direct Memory Access \(DMA\) hardware execution"),
-    (507901, "hardware", "HDC session disconnected", r"\(HDC\) session is disconnected"),
+
+
+class AclCode(NamedTuple):
+    code: int
+    meaning: str  # fault, timeout, memory, hardware (any code not listed: the driver)
+    name: str  # the fault's name in keys
+    words: str  # torch_npu's words for the code ("" where they are too generic to decide)
+
+
+_ACL_CODES: Tuple[AclCode, ...] = tuple(
+    AclCode(*row)
+    for row in (
+        (507015, "fault", "aicore exception", r"The aicore execution is abnormal"),
+        (507016, "fault", "aicore trap exception", r"An exception occurs when the aicore trap is"),
+        (507018, "fault", "aicpu exception", r"The aicpu execution is abnormal"),
+        (507035, "fault", "vector core exception", r"The vector core execution is abnormal"),
+        (
+            507036,
+            "fault",
+            "vector core trap exception",
+            r"An exception occurs when vector core traps",
+        ),
+        (507042, "fault", "aicore trap read out of bounds", r"aicore trap read out-of-bounds"),
+        (507043, "fault", "aicore trap write out of bounds", r"aicore trap write out-of-bounds"),
+        (
+            507044,
+            "fault",
+            "vector core trap read out of bounds",
+            r"Vector core trap read out-of-bounds",
+        ),
+        (
+            507045,
+            "fault",
+            "vector core trap write out of bounds",
+            r"Vector core trap write out-of-bounds",
+        ),
+        (
+            507049,
+            "fault",
+            "internal task exception",
+            r"An exception occurs during the execution of an",
+        ),
+        (507014, "timeout", "aicore timeout", r"The aicore execution times out"),
+        (507017, "timeout", "aicpu timeout", r"The aicpu execution times out"),
+        (507034, "timeout", "vector core timeout", r"Vector core execution timed out"),
+        (
+            507048,
+            "timeout",
+            "internal task timeout",
+            r"The execution of the internal task times out",
+        ),
+        (207001, "memory", "memory allocation", ""),
+        (207018, "memory", "device memory exhausted", r"The memory on the device is exhausted"),
+        (
+            507010,
+            "hardware",
+            "task scheduler lost heartbeat",
+            r"The task scheduler loses the heartbeat",
+        ),
+        (
+            507013,
+            "hardware",
+            "DMA hardware error",
+            r"Direct Memory Access \(DMA\) hardware execution",
+        ),
+        (507901, "hardware", "HDC session disconnected", r"\(HDC\) session is disconnected"),
+    )
 )
 
 
 def _acl(meaning: str) -> str:
     """A pattern of the ACL codes of one meaning: their numbers as reported, or their words."""
-    rows = [row for row in _ACL_CODES if row[1] == meaning]
-    codes = "|".join(str(row[0]) for row in rows)
-    words = "".join(f"|{row[3]}" for row in rows if row[3])
+    rows = [row for row in _ACL_CODES if row.meaning == meaning]
+    codes = "|".join(str(row.code) for row in rows)
+    words = "".join(f"|{row.words}" for row in rows if row.words)
     return rf"{_ACL_SAYS}(?:{codes})\b{words}"
 
 
