@@ -328,8 +328,9 @@ _RUNTIME_SYMBOL_MISSING = re.compile(r"undefined symbol: (?:hip|cu|cuda|ze|acl|m
 # 2, Messsage: out of memory", its spelling in some releases).
 # PyTorch's and its vendor forks' words for a runtime's error (Cambricon's torch_mlu says
 # "CNRT error: X", MetaX's runtime "MACA Error: X").
+RUNTIME_NAMES = r"CUDA|HIP|XPU|MUSA|CNRT|MACA"
 _RUNTIME_SAYS = (
-    r"(?:\b(?:CUDA|HIP|XPU|MUSA|CNRT|MACA)(?: driver)? [Ee]rror|Triton Error \[\w+\]):\s*"
+    rf"(?:\b(?:{RUNTIME_NAMES})(?: driver)? [Ee]rror|Triton Error \[\w+\]):\s*"
     r"(?:Code: -?\d+, Mess?s?age: )?"
 )
 # Ascend's runtime (CANN's ACL): the codes torch_npu reports ("NPU function error: ...,

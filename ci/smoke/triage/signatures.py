@@ -823,7 +823,7 @@ _DRIVERS = re.compile(r"(?P<count>\d+) active drivers \((?P<actives>\[[^\]]*\])\
 _DEVICE_ERROR = re.compile(
     r"Triton Error \[(?P<api>\w+)\]:\s*(?:Code: -?\d+, Mess?s?age: )?(?P<message>[^\n']*)"
     r"|\b(?P<api2>CUDA|HIP): Error- (?P<message2>[^\n']*)"
-    r"|\b(?P<api3>CUDA|HIP|XPU|MUSA|CNRT|MACA)(?: driver)? [Ee]rror: (?P<message3>[^\n']*)"
+    rf"|\b(?P<api3>{structure.RUNTIME_NAMES})(?: driver)? [Ee]rror: (?P<message3>[^\n']*)"
     # torch_npu's report of an Ascend runtime (ACL) code, with the call that returned it.
     r"|(?:NPU function error: (?P<call4>[^\n]*?)|\b(?P<call5>ACL [\w ]+?) failed),?"
     r" error code(?: is|:|\s*=)\s*(?P<code4>\d+)"
