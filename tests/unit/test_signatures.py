@@ -112,16 +112,16 @@ def test_the_source_location_is_a_detail_not_part_of_the_key() -> None:
     [
         (
             "RuntimeError: 0 active drivers ([]). There should only be one.",
-            "driver",
-            "driver|0 drivers|[]",
+            "backend_resolution",
+            "backend_resolution|0 drivers|[]",
         ),
         (
             "RuntimeError: 2 active drivers ([<triton.backends.nvidia.driver.CudaDriver object"
             " at 0x7f3a2c1d0e50>, <triton.backends.amd.driver.HIPDriver object"
             " at 0x7f3a2c1d0f10>])."
             " There should only be one.",
-            "driver",
-            "driver|2 drivers|[CudaDriver, HIPDriver]",
+            "backend_resolution",
+            "backend_resolution|2 drivers|[CudaDriver, HIPDriver]",
         ),
         (
             "ptxas error   : Entry function 'k' uses too much shared data (0x40000 bytes,"
@@ -991,7 +991,7 @@ ROUND_3: list[Case] = [
     ),
     (
         "Triton is installed but 0 active driver(s) found (expected 1).",
-        "driver",
+        "backend_resolution",
         {},
     ),
     (  # pytest never ran a test: the suite's modules do not import
@@ -2487,7 +2487,7 @@ def test_an_actor_that_died_in_its_creation_is_what_killed_it() -> None:
         "The actor died because of an error raised in its creation task, ray::W.__init__()\n"
         "RuntimeError: 0 active drivers ([]). There should only be one."
     )
-    assert signature_of("", text, None).kind == "driver"
+    assert signature_of("", text, None).kind == "backend_resolution"
 
 
 def test_one_ptxas_crash_is_one_key_in_either_triton_wording() -> None:
@@ -2698,3 +2698,15 @@ def test_llvms_verifier_names_the_kernel_and_wrapped_program_arguments_name_the_
         "  --mlir-print-debuginfo\n  -o /tmp/k.mlir\n"
     )
     assert signature_of("", wrapped, None).detail("pass") == "triton-to-linalg-experimental"
+
+
+def test_no_active_driver_raised_in_the_registry_is_backend_resolution() -> None:
+    """The registry's frame (runtime/driver.py) is the loader's layer; its words decide."""
+    text = (
+        '  File "/venv/lib/python3.12/site-packages/triton/runtime/driver.py", line 8,'
+        " in _create_driver\n"
+        '    raise RuntimeError(f"{len(actives)} active drivers ({actives}).")\n'
+        "RuntimeError: 0 active drivers ([]). There should only be one."
+    )
+    signed = signature_of("", text, None)
+    assert (signed.kind, signed.key) == ("backend_resolution", "backend_resolution|0 drivers|[]")

@@ -19,14 +19,14 @@ FLOORS = {
     "frozen-2": {"logs": 24, "right": 24, "facts_kept": 6, "groups_split": 0, "collisions": 0},
     "frozen-3": {"logs": 48, "right": 41, "facts_kept": 15, "groups_split": 1, "collisions": 1},
     "frozen-4": {"logs": 41, "right": 38, "facts_kept": 14, "groups_split": 0, "collisions": 3},
-    "frozen-5": {"logs": 40, "right": 39, "facts_kept": 17, "groups_split": 1, "collisions": 2},
+    "frozen-5": {"logs": 40, "right": 38, "facts_kept": 17, "groups_split": 1, "collisions": 2},
     "frozen-6": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 0, "collisions": 1},
     "frozen-7": {"logs": 34, "right": 34, "facts_kept": 10, "groups_split": 1, "collisions": 1},
     "frozen-8": {"logs": 34, "right": 34, "facts_kept": 18, "groups_split": 0, "collisions": 1},
     "frozen-9": {"logs": 36, "right": 36, "facts_kept": 12, "groups_split": 0, "collisions": 1},
     # One group split (was 1) since a summary's bare "FAILED test_x" names the test: one of
     # its two reports of a device fault names the test, the other does not.
-    "frozen-10": {"logs": 36, "right": 36, "facts_kept": 10, "groups_split": 2, "collisions": 2},
+    "frozen-10": {"logs": 36, "right": 35, "facts_kept": 10, "groups_split": 2, "collisions": 2},
     "frozen-11": {"logs": 32, "right": 32, "facts_kept": 5, "groups_split": 0, "collisions": 0},
     "frozen-12": {"logs": 40, "right": 37, "facts_kept": 18, "groups_split": 2, "collisions": 0},
     # Collisions of frozen-13, -18 and -21 were 1, 0 and 1 until a key stopped taking the
@@ -37,7 +37,7 @@ FLOORS = {
     "frozen-13": {"logs": 43, "right": 43, "facts_kept": 8, "groups_split": 1, "collisions": 2},
     "frozen-14": {"logs": 33, "right": 32, "facts_kept": 10, "groups_split": 2, "collisions": 0},
     "frozen-15": {"logs": 30, "right": 30, "facts_kept": 7, "groups_split": 1, "collisions": 0},
-    "frozen-16": {"logs": 29, "right": 27, "facts_kept": 7, "groups_split": 4, "collisions": 0},
+    "frozen-16": {"logs": 29, "right": 26, "facts_kept": 7, "groups_split": 4, "collisions": 0},
     # One collision (was 0) since a device-side assert cut inside a box is decided, not
     # guessed: it and a bare one from another project share the fault's key (nothing else).
     "frozen-17": {"logs": 47, "right": 45, "facts_kept": 13, "groups_split": 3, "collisions": 1},
@@ -49,7 +49,8 @@ FLOORS = {
     "frozen-19": {"logs": 41, "right": 33, "facts_kept": 1, "groups_split": 2, "collisions": 2},
     # Groups split 3, 2, then 3 again since PyTorch's benchmark runner's line names the
     # model as the test: one of a pair of reports of an accuracy failure shows that line.
-    "frozen-20": {"logs": 40, "right": 36, "facts_kept": 10, "groups_split": 3, "collisions": 0},
+    # 35 since frozen-36 joined the centroids (a Pallas guess moved); it was 36.
+    "frozen-20": {"logs": 40, "right": 35, "facts_kept": 10, "groups_split": 3, "collisions": 0},
     # 60 in round 21; round 22 made Triton's launcher rejected by the host compiler a compile
     # error (as frozen-20 and frozen-22 and both their labellings say), where this split
     # labels triton-cpu's C++ launcher codegen: a taxonomy decision, docs/triage.md.
@@ -70,10 +71,15 @@ FLOORS = {
     # Round 35's "X type is not supported on" form keys Intel's compiler refusing doubles by
     # its words: the A770 pair is one key now, and so is a third A770 log labelled apart.
     "frozen-32": {"logs": 12, "right": 11, "facts_kept": 3, "groups_split": 0, "collisions": 1},
-    "frozen-33": {"logs": 26, "right": 25, "facts_kept": 2, "groups_split": 0, "collisions": 3},
+    # 24 since frozen-36 joined the centroids (a Dynamo guess moved); it was 25.
+    "frozen-33": {"logs": 26, "right": 24, "facts_kept": 2, "groups_split": 0, "collisions": 3},
     "frozen-34": {"logs": 21, "right": 19, "facts_kept": 1, "groups_split": 1, "collisions": 0},
     # First, blind: 38 of 52; round 35 (from the misses both labellings agree on): 46.
-    "frozen-35": {"logs": 52, "right": 46, "facts_kept": 6, "groups_split": 0, "collisions": 1},
+    "frozen-35": {"logs": 52, "right": 47, "facts_kept": 6, "groups_split": 0, "collisions": 1},
+    # "0 active drivers" is backend resolution since frozen-36 (9 of the 13 labels in the
+    # splits, and the class descriptions): frozen-5's, -10's and -16's labels say driver, so
+    # each is one lower than before; frozen-3, -4 and -35 gained.
+    "frozen-36": {"logs": 46, "right": 35, "facts_kept": 6, "groups_split": 0, "collisions": 3},
 }
 
 
@@ -140,6 +146,7 @@ def test_every_frozen_split_is_scored() -> None:
         "frozen-33",
         "frozen-34",
         "frozen-35",
+        "frozen-36",
     ]
 
 

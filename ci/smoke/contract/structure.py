@@ -268,6 +268,12 @@ def parse(text: str) -> Structure:
 # The table: (raising layer, exception, stage, words) -> kind. First match wins.
 
 
+# Triton's driver registry (runtime/driver.py) finding no active backend driver, or more
+# than one: no backend serves the process. The class descriptions list it under backend
+# resolution, as 9 of the 13 labelled reports do (docs/triage.md, "0 active drivers").
+ACTIVE_DRIVERS = re.compile(r"\d+ active driver(?:s|\(s\)) ?(?:\(|found)")
+
+
 @dataclass(frozen=True)
 class Row:
     kind: str
@@ -1011,6 +1017,13 @@ TABLE: Tuple[Row, ...] = (
         words=_DRIVER_BUILD,
         scope="any",
         why="the driver's own compiler could not build the module (PTX or SPIR-V JIT)",
+    ),
+    Row(
+        "backend_resolution",
+        layer="loader",
+        words=ACTIVE_DRIVERS,
+        scope="any",
+        why="Triton's driver registry found no active backend driver (or more than one)",
     ),
     Row("driver", layer="loader", why="the driver's loader refused the compiled kernel"),
     Row(

@@ -483,9 +483,10 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (BACKEND_RESOLUTION, re.compile(r"\d+ compatible backends for target")),
     # Older releases' words: no backend registered for the device a tensor is on.
     (BACKEND_RESOLUTION, re.compile(r"Cannot find backend for \w+")),
+    # Triton's driver registry: no backend's driver active (or more than one).
+    (BACKEND_RESOLUTION, structure.ACTIVE_DRIVERS),
     # The framework refuses the GPU before Triton compiles anything: too old a device.
     (DRIVER, re.compile(r"too old to be supported by the triton GPU compiler")),
-    (DRIVER, re.compile(r"\d+ active driver(?:s|\(s\)) ?(?:\(|found)")),
     # The device driver refused the compiled kernel: Triton's wording, or the driver API's
     # own error code (Level Zero, CUDA driver, HIP).
     (DRIVER, re.compile(r"Triton Error \[(?:CUDA|HIP|ZE|MUSA|XPU|MACA)\]")),

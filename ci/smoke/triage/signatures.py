@@ -838,6 +838,17 @@ _DEVICE_TOO_OLD = re.compile(
 
 
 def _backend_resolution(kind: str, evidence: Evidence) -> Signature:
+    drivers = _DRIVERS.search(evidence.text)
+    if drivers is not None:
+        actives = normalise(drivers["actives"])
+        count = drivers["count"]
+        return Signature(
+            kind=kind,
+            key=make_key(kind, f"{count} drivers", actives),
+            summary=f"{count} active drivers {actives}: "
+            + ("no backend found a usable device" if count == "0" else "ambiguous"),
+            details=_details(count=count, actives=actives),
+        )
     match = _BACKENDS.search(evidence.text)
     if match is None:
         return _headline_signature(kind, evidence)
@@ -854,17 +865,6 @@ def _backend_resolution(kind: str, evidence: Evidence) -> Signature:
 
 
 def _driver(kind: str, evidence: Evidence) -> Signature:
-    match = _DRIVERS.search(evidence.text)
-    if match is not None:
-        actives = normalise(match["actives"])
-        count = match["count"]
-        return Signature(
-            kind=kind,
-            key=make_key(kind, f"{count} drivers", actives),
-            summary=f"{count} active drivers {actives}: "
-            + ("no backend found a usable device" if count == "0" else "ambiguous"),
-            details=_details(count=count, actives=actives),
-        )
     too_old = _DEVICE_TOO_OLD.search(evidence.text)
     if too_old is not None:
         # The framework refuses the node's GPU: which GPU it is is the node's, what it
